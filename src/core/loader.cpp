@@ -1,0 +1,194 @@
+#include "loader.h"
+
+#include <spdlog/spdlog.h>
+
+#include "batch_rules.h"
+#include "errors.h"
+
+namespace tributary {
+
+namespace {
+
+/// Releases a source lock on every path out of a source's turn.
+class HeldLock {
+public:
+    HeldLock(SourceLock& lock, int source_id) : lock_(lock), source_id_(source_id) {}
+    ~HeldLock() { lock_.release(source_id_); }
+    HeldLock(const HeldLock&) = delete;
+    HeldLock& operator=(const HeldLock&) = delete;
+
+private:
+    SourceLock& lock_;
+    int source_id_;
+};
+
+SourceGate::Failure gate_failure(FetchResult::Status status) {
+    switch (status) {
+        case FetchResult::Status::throttled: return SourceGate::Failure::throttled;
+        case FetchResult::Status::failing: return SourceGate::Failure::failing;
+        default: return SourceGate::Failure::transient;
+    }
+}
+
+}  // namespace
+
+const char* to_string(SourceOutcome outcome) {
+    switch (outcome) {
+        case SourceOutcome::stored: return "stored";
+        case SourceOutcome::empty: return "empty";
+        case SourceOutcome::failed: return "failed";
+        case SourceOutcome::conflict: return "conflict";
+        case SourceOutcome::locked: return "locked";
+        case SourceOutcome::not_due: return "not_due";
+        case SourceOutcome::backing_off: return "backing_off";
+        case SourceOutcome::stopped: return "stopped";
+    }
+    return "unknown";
+}
+
+void PassSummary::add(const SourceTurn& turn) {
+    ++sources;
+    events_stored += turn.events;
+    switch (turn.outcome) {
+        case SourceOutcome::stored: ++stored; break;
+        case SourceOutcome::empty: ++empty; break;
+        case SourceOutcome::failed: ++failed; break;
+        case SourceOutcome::conflict: ++conflict; break;
+        case SourceOutcome::locked: ++locked; break;
+        case SourceOutcome::not_due: ++not_due; break;
+        case SourceOutcome::backing_off: ++backing_off; break;
+        case SourceOutcome::stopped: break;
+    }
+}
+
+Loader::Loader(Ports ports, LoaderOptions options, const StopSignal& stop)
+    : ports_(ports),
+      options_(std::move(options)),
+      stop_(stop),
+      backoff_(options_.backoff),
+      idle_(options_.idle_min, options_.idle_max) {}
+
+PassSummary Loader::run_once() {
+    const auto sources = ports_.catalog.enabled_sources();
+    PassSummary summary;
+    if (sources.empty()) return summary;
+    // Workers start their passes at different places, and every pass one
+    // further, so that no source always comes last and workers rarely meet
+    // at the same lock.
+    const std::size_t n = sources.size();
+    const std::size_t start = (pass_count_++ + n * options_.worker_index / options_.worker_count) % n;
+    for (std::size_t i = 0; i < n && !stop_.stop_requested(); ++i) {
+        const Source& source = sources[(start + i) % n];
+        SourceTurn turn;
+        try {
+            turn = load_source(source);
+        } catch (const DatabaseUnavailable&) {
+            throw;  // the whole pass is moot; run() waits for the database
+        } catch (const std::exception& e) {
+            // A bug or an unexpected library error must not stop the others.
+            spdlog::warn("source={} worker={} unexpected error, skipped this pass: {}", source.name,
+                         options_.worker, e.what());
+            turn.outcome = SourceOutcome::failed;
+        }
+        summary.add(turn);
+    }
+    return summary;
+}
+
+SourceTurn Loader::load_source(const Source& source) {
+    if (!ports_.lock.try_acquire(source.id)) return {SourceOutcome::locked};
+    HeldLock held(ports_.lock, source.id);
+
+    const auto pass = ports_.gate.try_pass(source);
+    if (pass.decision == SourceGate::Decision::not_due) return {SourceOutcome::not_due};
+    if (pass.decision == SourceGate::Decision::backing_off) return {SourceOutcome::backing_off};
+    return fetch_and_store(source, pass.consecutive_failures);
+}
+
+SourceTurn Loader::fetch_and_store(const Source& source, int failures_before) {
+    // From here on a request slot is reserved at the gate; every path closes it.
+    const std::int64_t cursor = ports_.store.cursor(source.id);
+    FetchResult result;
+    try {
+        result = ports_.fetcher.fetch(source, cursor, source.batch_size);
+    } catch (const std::exception& e) {
+        result = FetchResult::failure(FetchResult::Status::transient, std::string("fetch error: ") + e.what());
+    }
+    if (result.status == FetchResult::Status::stopped) {
+        ports_.gate.record_success(source);
+        return {SourceOutcome::stopped};
+    }
+    if (result.status != FetchResult::Status::ok) return {record_fetch_failure(source, result, failures_before + 1)};
+
+    // The fetcher validated already; checking again here keeps the promise
+    // even for a fetcher that gets it wrong.
+    if (auto why = batch_violation(result.events, cursor)) return {record_rejection(source, *why, failures_before + 1)};
+    if (result.events.size() > static_cast<std::size_t>(source.batch_size))
+        result.events.resize(static_cast<std::size_t>(source.batch_size));
+    if (result.events.empty()) {
+        ports_.gate.record_success(source);
+        return {SourceOutcome::empty};
+    }
+
+    EventStore::AppendResult appended;
+    try {
+        appended = ports_.store.append(source.id, cursor, result.events);
+    } catch (const BatchRejected& e) {
+        return {record_rejection(source, std::string("PostgreSQL refused the batch: ") + e.what(), failures_before + 1)};
+    }
+    ports_.gate.record_success(source);
+    if (appended == EventStore::AppendResult::conflict) {
+        spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
+                     source.name, options_.worker, cursor);
+        return {SourceOutcome::conflict};
+    }
+    spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker,
+                  result.events.size(), cursor, result.events.back().id);
+    return {SourceOutcome::stored, result.events.size()};
+}
+
+SourceOutcome Loader::record_fetch_failure(const Source& source, const FetchResult& result, int failures) {
+    std::chrono::milliseconds delay;
+    switch (result.status) {
+        case FetchResult::Status::throttled: delay = result.retry_after; break;
+        case FetchResult::Status::failing: delay = backoff_.failing(failures); break;
+        default: delay = backoff_.transient(failures); break;
+    }
+    delay = std::max(delay, source.interval);
+    spdlog::warn("source={} worker={} fetch {} (failure {} in a row), next try in {} ms: {}", source.name,
+                 options_.worker, to_string(result.status), failures, delay.count(), result.error);
+    ports_.gate.record_failure(source, gate_failure(result.status), result.error, delay);
+    return SourceOutcome::failed;
+}
+
+SourceOutcome Loader::record_rejection(const Source& source, const std::string& why, int failures) {
+    return record_fetch_failure(source, FetchResult::failure(FetchResult::Status::failing, why), failures);
+}
+
+void Loader::run(bool until_idle) {
+    IdlePause outage(options_.outage_min, options_.outage_max);
+    bool database_away = false;
+    while (!stop_.stop_requested()) {
+        PassSummary summary;
+        try {
+            summary = run_once();
+        } catch (const DatabaseUnavailable& e) {
+            // Said once per outage, not once per source or per retry.
+            if (!database_away) spdlog::error("worker={} database unavailable, retrying with backoff: {}", options_.worker, e.what());
+            database_away = true;
+            ports_.clock.sleep_for(outage.next());
+            continue;
+        }
+        if (database_away) spdlog::info("worker={} database reachable again", options_.worker);
+        database_away = false;
+        outage.reset();
+        if (stop_.stop_requested() || (until_idle && summary.caught_up())) break;
+        if (summary.did_work()) {
+            idle_.reset();
+        } else {
+            ports_.clock.sleep_for(idle_.next());
+        }
+    }
+}
+
+}  // namespace tributary

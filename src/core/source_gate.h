@@ -1,0 +1,39 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "source.h"
+
+namespace tributary {
+
+/// "When may we ask": the shared per-source schedule. At most one request per
+/// source is in flight across all processes, and the next one starts no
+/// sooner than `interval` after the previous one ended (or later, when the
+/// source is backing off or asked us to wait with Retry-After).
+class SourceGate {
+public:
+    enum class Decision {
+        pass,        ///< a request slot is reserved for this worker
+        not_due,     ///< asked recently, by anyone: wait for the interval
+        backing_off  ///< the source failed lately and is waiting out its backoff
+    };
+
+    struct Pass {
+        Decision decision = Decision::not_due;
+        int consecutive_failures = 0;  ///< before this request
+    };
+
+    enum class Failure { transient, throttled, failing };
+
+    virtual ~SourceGate() = default;
+    /// Reserves the next request slot when the source is due.
+    virtual Pass try_pass(const Source& source) = 0;
+    /// Closes a reserved slot after a good fetch: next request after `interval`.
+    virtual void record_success(const Source& source) = 0;
+    /// Closes a reserved slot after a failure: no request for `delay`.
+    virtual void record_failure(const Source& source, Failure kind, const std::string& error,
+                                std::chrono::milliseconds delay) = 0;
+};
+
+}  // namespace tributary

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace tributary {
+
+/// A process-wide "please stop" that wakes every sleeper at once. Set from the
+/// signal-handling thread; read by loaders between steps and by fetchers
+/// during a transfer (so a stop abandons a slow request).
+class StopSignal {
+public:
+    void request_stop();
+    bool stop_requested() const noexcept { return stopped_.load(std::memory_order_relaxed); }
+    /// Waits for `d`; returns early (true) when a stop is requested.
+    bool wait_for(std::chrono::steady_clock::duration d);
+
+private:
+    std::atomic<bool> stopped_{false};
+    std::mutex mutex_;
+    std::condition_variable woken_;
+};
+
+}  // namespace tributary
