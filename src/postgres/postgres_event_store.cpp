@@ -1,0 +1,79 @@
+#include "postgres_event_store.h"
+
+#include <chrono>
+#include <random>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <pqxx/stream_to>
+
+#include "core/errors.h"
+
+namespace tributary::postgres {
+
+namespace {
+
+constexpr const char* kCursor = "tributary_read_cursor";
+constexpr const char* kAdvance = "tributary_advance_cursor";
+constexpr int kAttempts = 4;
+
+/// Waits a jittered, growing moment before retrying a transaction that lost
+/// a serialization race or a lock.
+void pause_before_retry(int attempt) {
+    thread_local std::mt19937 random{std::random_device{}()};
+    std::uniform_int_distribution<int> jitter(0, 20 << attempt);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 + jitter(random)));
+}
+
+}  // namespace
+
+PostgresEventStore::PostgresEventStore(PostgresSession& session) : session_(session) {
+    session_.prepare(kCursor, "SELECT last_event_id FROM tributary.cursors WHERE source_id = $1");
+    session_.prepare(kAdvance,
+                     "UPDATE tributary.cursors"
+                     "   SET last_event_id = $3, events_stored = events_stored + $4, last_stored_at = now()"
+                     " WHERE source_id = $1 AND last_event_id = $2");
+}
+
+std::int64_t PostgresEventStore::cursor(int source_id) {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        const auto rows = tx.exec_prepared(kCursor, source_id);
+        if (rows.empty()) throw std::runtime_error("no cursor row for source id " + std::to_string(source_id));
+        return rows[0][0].as<std::int64_t>();
+    });
+}
+
+EventStore::AppendResult PostgresEventStore::append(int source_id, std::int64_t expected_cursor,
+                                                    const EventBatch& batch) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            return append_once(source_id, expected_cursor, batch);
+        } catch (const pqxx::unique_violation&) {
+            return AppendResult::conflict;  // another writer stored these ids first
+        } catch (const pqxx::data_exception& e) {
+            throw BatchRejected(e.what());
+        } catch (const pqxx::sql_error& e) {
+            if (!is_retryable(e) || attempt == kAttempts) throw;
+            pause_before_retry(attempt);
+        }
+    }
+}
+
+EventStore::AppendResult PostgresEventStore::append_once(int source_id, std::int64_t expected_cursor,
+                                                         const EventBatch& batch) {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::work tx(c);
+        const auto moved = tx.exec_prepared(kAdvance, source_id, expected_cursor, batch.back().id,
+                                            static_cast<std::int64_t>(batch.size()));
+        if (moved.affected_rows() != 1) return AppendResult::conflict;  // tx rolls back unstored
+        pqxx::stream_to rows(tx, "tributary.events", std::vector<std::string>{"source_id", "event_id", "payload"});
+        for (const auto& event : batch) rows << std::make_tuple(source_id, event.id, event.payload);
+        rows.complete();
+        tx.commit();
+        return AppendResult::appended;
+    });
+}
+
+}  // namespace tributary::postgres

@@ -1,0 +1,25 @@
+#pragma once
+
+#include "core/event_store.h"
+#include "postgres_session.h"
+
+namespace tributary::postgres {
+
+/// EventStore on `tributary.events` and `tributary.cursors`. `append` is one
+/// transaction: the compare-and-set on the cursor row first (so a second
+/// writer waits on that row and then finds the cursor moved, instead of
+/// inserting a batch only to have it refused), then the rows by COPY, then
+/// COMMIT. The unique key (source_id, event_id) is the last line of defence.
+class PostgresEventStore : public EventStore {
+public:
+    explicit PostgresEventStore(PostgresSession& session);
+    std::int64_t cursor(int source_id) override;
+    AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch) override;
+
+private:
+    AppendResult append_once(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
+
+    PostgresSession& session_;
+};
+
+}  // namespace tributary::postgres

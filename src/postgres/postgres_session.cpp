@@ -1,0 +1,104 @@
+#include "postgres_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/errors.h"
+#include "session_settings.h"
+
+namespace tributary::postgres {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+/// SQLSTATEs after which the session is unusable or gone: connection
+/// exceptions (08), operator intervention (57P01 admin shutdown from
+/// pg_terminate_backend, 57P02 crash shutdown, 57P03 cannot connect now).
+bool session_is_gone(const std::string& state) {
+    return starts_with(state, "08") || starts_with(state, "57P");
+}
+
+}  // namespace
+
+PostgresSession::PostgresSession(std::string conninfo) : conninfo_(with_connection_defaults(conninfo)) {}
+
+PostgresSession::~PostgresSession() { disconnect(); }
+
+void PostgresSession::prepare(std::string name, std::string sql) {
+    if (connection_) connection_->prepare(name, sql);
+    statements_.emplace_back(std::move(name), std::move(sql));
+}
+
+void PostgresSession::disconnect() noexcept {
+    if (!connection_) return;
+    try {
+        connection_->disconnect();
+    } catch (...) {
+        // Closing a dead socket can fail; the connection is gone either way.
+    }
+    connection_.reset();
+}
+
+pqxx::connection& PostgresSession::connection() {
+    if (connection_ && connection_->is_open()) return *connection_;
+    disconnect();
+    try {
+        auto fresh = std::make_unique<pqxx::connection>(conninfo_);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        // A silent reconnect inside libpqxx would lose our advisory locks
+        // behind our back; we reconnect ourselves and bump the generation.
+        fresh->inhibit_reactivation(true);
+#pragma GCC diagnostic pop
+        pqxx::nontransaction setup(*fresh);
+        setup.exec(session_setup_sql());
+        setup.commit();
+        for (const auto& [name, sql] : statements_) fresh->prepare(name, sql);
+        connection_ = std::move(fresh);
+        ++generation_;
+    } catch (const pqxx::broken_connection& e) {
+        throw DatabaseUnavailable(std::string("cannot connect to PostgreSQL: ") + e.what());
+    }
+    return *connection_;
+}
+
+void PostgresSession::translate_failure(const std::exception& e) {
+    if (dynamic_cast<const DatabaseUnavailable*>(&e)) {
+        disconnect();
+        return;
+    }
+    if (dynamic_cast<const pqxx::in_doubt_error*>(&e)) {
+        disconnect();
+        throw DatabaseUnavailable(std::string("COMMIT outcome unknown, connection lost: ") + e.what());
+    }
+    if (dynamic_cast<const pqxx::broken_connection*>(&e)) {
+        disconnect();
+        throw DatabaseUnavailable(std::string("connection to PostgreSQL lost: ") + e.what());
+    }
+    if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e)) {
+        if (session_is_gone(sql->sqlstate())) {
+            disconnect();
+            throw DatabaseUnavailable(std::string("PostgreSQL ended the session: ") + e.what());
+        }
+        if (sql->sqlstate() == "57014") throw DatabaseUnavailable(std::string("statement timed out: ") + e.what());
+        throw_if_schema_missing(*sql);
+    }
+    if (connection_ && !connection_->is_open()) {
+        disconnect();
+        throw DatabaseUnavailable(std::string("connection to PostgreSQL lost: ") + e.what());
+    }
+}
+
+bool is_retryable(const pqxx::sql_error& e) {
+    const auto& state = e.sqlstate();
+    return state == "40001" || state == "40P01" || state == "55P03";
+}
+
+void throw_if_schema_missing(const pqxx::sql_error& e) {
+    if (e.sqlstate() == "42P01" || e.sqlstate() == "3F000")
+        throw std::runtime_error(
+            "the tributary schema is missing or incomplete in this database: run `tributary migrate` first (" +
+            std::string(e.what()) + ")");
+}
+
+}  // namespace tributary::postgres

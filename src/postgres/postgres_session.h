@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+namespace tributary::postgres {
+
+/// One worker's own database session, (re)connected on demand. Statements
+/// registered with `prepare` are prepared on every new connection.
+///
+/// `run` translates the ways a session dies (server gone, connection cut,
+/// backend terminated, COMMIT outcome unknown) into DatabaseUnavailable and
+/// drops the connection, so the next call starts a fresh session. Session
+/// state (advisory locks) dies with it: `generation` tells holders.
+class PostgresSession {
+public:
+    explicit PostgresSession(std::string conninfo);
+    ~PostgresSession();
+    PostgresSession(const PostgresSession&) = delete;
+    PostgresSession& operator=(const PostgresSession&) = delete;
+
+    void prepare(std::string name, std::string sql);
+
+    template <typename Work>
+    auto run(Work&& work) -> decltype(work(std::declval<pqxx::connection&>())) {
+        try {
+            return work(connection());
+        } catch (const std::exception& e) {
+            translate_failure(e);
+            throw;
+        }
+    }
+
+    /// Increments each time a new connection is opened.
+    std::uint64_t generation() const noexcept { return generation_; }
+    bool connected() const noexcept { return connection_ != nullptr; }
+    /// Closes the connection (and so releases every session lock).
+    void disconnect() noexcept;
+
+private:
+    pqxx::connection& connection();
+    /// Throws DatabaseUnavailable (after dropping the connection) when `e`
+    /// means the session is gone; returns otherwise.
+    void translate_failure(const std::exception& e);
+
+    std::string conninfo_;
+    std::vector<std::pair<std::string, std::string>> statements_;
+    std::unique_ptr<pqxx::connection> connection_;
+    std::uint64_t generation_ = 0;
+};
+
+/// True for SQLSTATEs worth retrying a transaction on (serialization failure,
+/// deadlock, lock not available).
+bool is_retryable(const pqxx::sql_error& e);
+
+/// Where the SQLSTATE says the schema is missing, a message telling the user
+/// to run `tributary migrate`.
+void throw_if_schema_missing(const pqxx::sql_error& e);
+
+}  // namespace tributary::postgres

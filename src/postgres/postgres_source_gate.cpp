@@ -1,0 +1,94 @@
+#include "postgres_source_gate.h"
+
+namespace tributary::postgres {
+
+namespace {
+
+constexpr const char* kTryPass = "tributary_gate_try_pass";
+constexpr const char* kSuccess = "tributary_gate_success";
+constexpr const char* kFailure = "tributary_gate_failure";
+
+// One statement decides and, when due, claims: the CTE claims the slot; the
+// second branch reports why not (a row always exists for a source).
+constexpr const char* kTryPassSql = R"sql(
+WITH claimed AS (
+    UPDATE tributary.gates
+       SET last_request = now(),
+           next_allowed_at = now() + make_interval(secs => $2::double precision / 1000)
+     WHERE source_id = $1 AND next_allowed_at <= now()
+ RETURNING failures)
+SELECT true, failures FROM claimed
+UNION ALL
+SELECT false, failures FROM tributary.gates WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
+
+constexpr const char* kSuccessSql = R"sql(
+UPDATE tributary.gates
+   SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
+       last_success_at = now(), failures = 0, state = 'ok'
+ WHERE source_id = $1)sql";
+
+constexpr const char* kFailureSql = R"sql(
+UPDATE tributary.gates
+   SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
+       failures = failures + 1, state = $3, last_error = $4, last_error_at = now()
+ WHERE source_id = $1)sql";
+
+const char* state_name(SourceGate::Failure kind) {
+    switch (kind) {
+        case SourceGate::Failure::throttled: return "throttled";
+        case SourceGate::Failure::failing: return "failing";
+        case SourceGate::Failure::transient: break;
+    }
+    return "transient";
+}
+
+/// Error texts quote what hostile sources sent: keep them to printable ASCII
+/// and a sane length, so that storing the message can never fail.
+std::string storable(const std::string& error) {
+    constexpr std::size_t kMaxLength = 500;
+    std::string out;
+    for (const char ch : error) {
+        if (out.size() == kMaxLength) return out + "...";
+        const auto byte = static_cast<unsigned char>(ch);
+        out += (byte >= 0x20 && byte < 0x7f) ? ch : '?';
+    }
+    return out;
+}
+
+}  // namespace
+
+PostgresSourceGate::PostgresSourceGate(PostgresSession& session) : session_(session) {
+    session_.prepare(kTryPass, kTryPassSql);
+    session_.prepare(kSuccess, kSuccessSql);
+    session_.prepare(kFailure, kFailureSql);
+}
+
+SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
+    const auto lease = source.endpoint.timeout + source.interval;
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        const auto rows = tx.exec_prepared(kTryPass, source.id, lease.count());
+        if (rows.empty()) return Pass{Decision::not_due, 0};  // source removed meanwhile
+        const bool passed = rows[0][0].as<bool>();
+        const int failures = rows[0][1].as<int>();
+        if (passed) return Pass{Decision::pass, failures};
+        return Pass{failures > 0 ? Decision::backing_off : Decision::not_due, failures};
+    });
+}
+
+void PostgresSourceGate::record_success(const Source& source) {
+    session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        tx.exec_prepared(kSuccess, source.id, source.interval.count());
+    });
+}
+
+void PostgresSourceGate::record_failure(const Source& source, Failure kind, const std::string& error,
+                                        std::chrono::milliseconds delay) {
+    session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        tx.exec_prepared(kFailure, source.id, delay.count(), state_name(kind), storable(error));
+    });
+}
+
+}  // namespace tributary::postgres

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "core/source_gate.h"
+#include "postgres_session.h"
+
+namespace tributary::postgres {
+
+/// SourceGate on the row `tributary.gates(source_id)`, in autocommit
+/// statements that compare against the database clock (one clock for every
+/// host). Passing the gate leases the slot for the request's whole timeout
+/// plus the interval, so a second process cannot start a request while one
+/// is in flight, even if the first lost its lock; closing the slot sets the
+/// next allowed time from when the request ended.
+class PostgresSourceGate : public SourceGate {
+public:
+    explicit PostgresSourceGate(PostgresSession& session);
+    Pass try_pass(const Source& source) override;
+    void record_success(const Source& source) override;
+    void record_failure(const Source& source, Failure kind, const std::string& error,
+                        std::chrono::milliseconds delay) override;
+
+private:
+    PostgresSession& session_;
+};
+
+}  // namespace tributary::postgres

@@ -1,0 +1,155 @@
+#include "postgres_source_registry.h"
+
+#include <sstream>
+
+namespace tributary::postgres {
+
+namespace {
+
+constexpr const char* kEnabled = "tributary_enabled_sources";
+
+// Headers travel as one newline-separated string (a header cannot contain a
+// newline), which spares us array-literal quoting.
+constexpr const char* kSourceColumns =
+    "id, name, url, array_to_string(headers, E'\\n'), interval_ms, batch_size, timeout_ms, enabled";
+
+std::vector<std::string> split_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) lines.push_back(line);
+    return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const auto& line : lines) text += (text.empty() ? "" : "\n") + line;
+    return text;
+}
+
+SourceRecord to_record(const pqxx::row& row) {
+    SourceRecord record;
+    Source& s = record.source;
+    s.id = row[0].as<int>();
+    s.name = row[1].as<std::string>();
+    s.endpoint.url = row[2].as<std::string>();
+    s.endpoint.headers = split_lines(row[3].as<std::string>());
+    s.interval = std::chrono::milliseconds(row[4].as<int>());
+    s.batch_size = row[5].as<int>();
+    s.endpoint.timeout = std::chrono::milliseconds(row[6].as<int>());
+    record.enabled = row[7].as<bool>();
+    return record;
+}
+
+template <typename T>
+std::optional<T> optional_field(const pqxx::field& field) {
+    if (field.is_null()) return std::nullopt;
+    return field.as<T>();
+}
+
+}  // namespace
+
+PostgresSourceRegistry::PostgresSourceRegistry(PostgresSession& session) : session_(session) {
+    session_.prepare(kEnabled, std::string("SELECT ") + kSourceColumns +
+                                   " FROM tributary.sources WHERE enabled ORDER BY id");
+}
+
+std::vector<Source> PostgresSourceRegistry::enabled_sources() {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        std::vector<Source> sources;
+        for (const auto& row : tx.exec_prepared(kEnabled)) sources.push_back(to_record(row).source);
+        return sources;
+    });
+}
+
+int PostgresSourceRegistry::add(const SourceSpec& spec) {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::work tx(c);
+        const auto existing = tx.exec_params("SELECT 1 FROM tributary.sources WHERE name = $1", spec.name);
+        if (!existing.empty()) throw NameError("a source named '" + spec.name + "' exists already");
+        const int id = tx.exec_params1(
+                             "INSERT INTO tributary.sources (name, url, headers, interval_ms, batch_size, timeout_ms)"
+                             " VALUES ($1, $2, string_to_array($3, E'\\n'), $4, $5, $6) RETURNING id",
+                             spec.name, spec.url, join_lines(spec.headers), spec.interval_ms, spec.batch_size,
+                             spec.timeout_ms)[0]
+                           .as<int>();
+        tx.exec_params("INSERT INTO tributary.cursors (source_id, last_event_id) VALUES ($1, $2)", id, spec.after_id);
+        tx.exec_params("INSERT INTO tributary.gates (source_id) VALUES ($1)", id);
+        tx.commit();
+        return id;
+    });
+}
+
+std::vector<SourceRecord> PostgresSourceRegistry::list() {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        std::vector<SourceRecord> records;
+        for (const auto& row : tx.exec(std::string("SELECT ") + kSourceColumns + " FROM tributary.sources ORDER BY name"))
+            records.push_back(to_record(row));
+        return records;
+    });
+}
+
+void PostgresSourceRegistry::set_enabled(const std::string& name, bool enabled) {
+    session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        const auto r = tx.exec_params("UPDATE tributary.sources SET enabled = $2 WHERE name = $1", name, enabled);
+        if (r.affected_rows() == 0) throw NameError("no source named '" + name + "' (see `tributary source list`)");
+    });
+}
+
+void PostgresSourceRegistry::remove(const std::string& name) {
+    session_.run([&](pqxx::connection& c) {
+        pqxx::work tx(c);
+        const auto found = tx.exec_params(
+            "SELECT s.id, c.events_stored FROM tributary.sources s JOIN tributary.cursors c ON c.source_id = s.id"
+            " WHERE s.name = $1 FOR UPDATE OF s",
+            name);
+        if (found.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
+        const auto id = found[0][0].as<int>();
+        const auto stored = found[0][1].as<std::int64_t>();
+        if (stored > 0)
+            throw std::runtime_error("source '" + name + "' has " + std::to_string(stored) +
+                                     " stored events, and tributary never deletes events: use `tributary source "
+                                     "pause " + name + "` to stop loading it");
+        tx.exec_params("DELETE FROM tributary.sources WHERE id = $1", id);
+        tx.commit();
+    });
+}
+
+std::vector<SourceStatus> PostgresSourceRegistry::status() {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        const auto rows = tx.exec(R"sql(
+SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
+       extract(epoch FROM now() - g.last_request)::float8,
+       extract(epoch FROM now() - g.last_success_at)::float8,
+       CASE WHEN g.next_allowed_at > now() THEN extract(epoch FROM g.next_allowed_at - now())::float8 ELSE 0 END,
+       g.last_error,
+       extract(epoch FROM now() - g.last_error_at)::float8
+  FROM tributary.sources s
+  JOIN tributary.cursors c ON c.source_id = s.id
+  JOIN tributary.gates g ON g.source_id = s.id
+ ORDER BY s.name)sql");
+        std::vector<SourceStatus> result;
+        for (const auto& row : rows) {
+            SourceStatus st;
+            st.name = row[0].as<std::string>();
+            st.enabled = row[1].as<bool>();
+            st.state = row[2].as<std::string>();
+            st.cursor = row[3].as<std::int64_t>();
+            st.events_stored = row[4].as<std::int64_t>();
+            st.failures = row[5].as<int>();
+            st.seconds_since_request = optional_field<double>(row[6]);
+            st.seconds_since_success = optional_field<double>(row[7]);
+            st.seconds_until_allowed = row[8].is_null() ? 0 : row[8].as<double>();
+            st.last_error = optional_field<std::string>(row[9]);
+            st.seconds_since_error = optional_field<double>(row[10]);
+            result.push_back(std::move(st));
+        }
+        return result;
+    });
+}
+
+}  // namespace tributary::postgres

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/source_catalog.h"
+#include "postgres_session.h"
+#include "source_records.h"
+
+namespace tributary::postgres {
+
+/// `tributary.sources` and the rows that go with each source (cursor, gate).
+/// The loader reads it through SourceCatalog; the CLI administers it.
+class PostgresSourceRegistry : public SourceCatalog {
+public:
+    /// A source of that name exists already, or none does.
+    class NameError : public std::runtime_error {
+    public:
+        using std::runtime_error::runtime_error;
+    };
+
+    explicit PostgresSourceRegistry(PostgresSession& session);
+
+    std::vector<Source> enabled_sources() override;
+
+    /// Registers a source with its cursor at `spec.after_id`; returns its id.
+    int add(const SourceSpec& spec);
+    std::vector<SourceRecord> list();
+    /// Throws NameError when there is no such source.
+    void set_enabled(const std::string& name, bool enabled);
+    /// Removes a source that never stored an event. Events are never deleted
+    /// by tributary, so a source with events is refused (pause it instead).
+    void remove(const std::string& name);
+    std::vector<SourceStatus> status();
+
+private:
+    PostgresSession& session_;
+};
+
+}  // namespace tributary::postgres

@@ -1,0 +1,40 @@
+#include "session_settings.h"
+
+#include <utility>
+#include <vector>
+
+namespace tributary::postgres {
+
+namespace {
+
+const std::vector<std::pair<const char*, const char*>> kDefaults = {
+    {"connect_timeout", "10"},    {"keepalives", "1"},         {"keepalives_idle", "30"},
+    {"keepalives_interval", "10"}, {"keepalives_count", "3"},  {"application_name", "tributary"},
+};
+
+bool is_uri(const std::string& conninfo) {
+    return conninfo.rfind("postgresql://", 0) == 0 || conninfo.rfind("postgres://", 0) == 0;
+}
+
+}  // namespace
+
+std::string with_connection_defaults(const std::string& conninfo) {
+    std::string result = conninfo;
+    const bool uri = is_uri(conninfo);
+    char separator = uri ? (conninfo.find('?') == std::string::npos ? '?' : '&') : ' ';
+    for (const auto& [key, value] : kDefaults) {
+        if (conninfo.find(std::string(key) + "=") != std::string::npos) continue;
+        if (!result.empty() || uri) result += separator;
+        result += std::string(key) + "=" + value;
+        if (uri) separator = '&';
+    }
+    return result;
+}
+
+const char* session_setup_sql() {
+    return "SET statement_timeout = '60s'; "
+           "SET lock_timeout = '5s'; "
+           "SET idle_in_transaction_session_timeout = '60s'";
+}
+
+}  // namespace tributary::postgres

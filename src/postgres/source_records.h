@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/source.h"
+
+namespace tributary::postgres {
+
+/// A source as `source add` registers it.
+struct SourceSpec {
+    std::string name;
+    std::string url;
+    std::vector<std::string> headers;
+    int interval_ms = 200;
+    int batch_size = 1000;
+    int timeout_ms = 10000;
+    std::int64_t after_id = 0;  ///< initial cursor: events up to here are skipped
+};
+
+/// A registered source with its switch.
+struct SourceRecord {
+    Source source;
+    bool enabled = true;
+};
+
+/// One row of `status`.
+struct SourceStatus {
+    std::string name;
+    bool enabled = true;
+    std::string state;  ///< ok | transient | throttled | failing
+    std::int64_t cursor = 0;
+    std::int64_t events_stored = 0;
+    int failures = 0;
+    std::optional<double> seconds_since_request;
+    std::optional<double> seconds_since_success;
+    double seconds_until_allowed = 0;  ///< 0 when due now
+    std::optional<std::string> last_error;
+    std::optional<double> seconds_since_error;
+};
+
+}  // namespace tributary::postgres
