@@ -1,0 +1,55 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # the variables here are used by the scripts that source this file
+# Shared by scripts/test and scripts/demo; sourced, not run. The caller sets PROG first.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+readonly ROOT
+readonly BUILD_DIR=$ROOT/build
+readonly PG_TMP=$ROOT/scripts/pg-tmp
+readonly PG_BIN=/usr/lib/postgresql/15/bin
+readonly TRIBUTARY_BIN_PATH=$BUILD_DIR/src/cli/tributary
+readonly SOURCE_SERVER_BIN_PATH=$BUILD_DIR/tools/source-server/tributary-source-server
+
+msg() { printf '%s: %s\n' "${PROG:-script}" "$*" >&2; }
+die() { msg "error: $*"; exit 1; }
+
+bootstrap() {
+  "$ROOT/scripts/bootstrap" || die "scripts/bootstrap failed; fix what it says, then run this again"
+}
+
+build_project() {
+  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2 ||
+    die "cmake configure failed; see above (a stale cache? try: rm -rf build)"
+  cmake --build "$BUILD_DIR" -j"$(nproc)" >&2 || die "the build failed; fix the errors above, then run this again"
+}
+
+# Start a throwaway cluster in a new directory; sets PG_DIR and DB_URL. Pair with stop_cluster.
+PG_DIR=
+DB_URL=
+start_cluster() {
+  PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tributary-pg.XXXXXX") || die "cannot create a directory under ${TMPDIR:-/tmp}"
+  DB_URL=$("$PG_TMP" start "$PG_DIR") || die "could not start PostgreSQL (scripts/pg-tmp start failed; see above)"
+}
+
+# Quiet unless it fails. Safe to call when the cluster never started or is gone already.
+stop_cluster() {
+  [[ -n $PG_DIR && -e $PG_DIR ]] || return 0
+  local out
+  out=$("$PG_TMP" stop "$PG_DIR" 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
+}
+
+# Usage: stop_process PID [NAME]: TERM, up to 10 s grace, then KILL; reaps it.
+stop_process() {
+  local pid=$1 name=${2:-process $1} i
+  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    msg "$name did not stop within 10 s of SIGTERM; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
