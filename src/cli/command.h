@@ -1,0 +1,31 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace tributary::cli {
+
+/// Options every command shares.
+struct GlobalOptions {
+    std::string db;  ///< --db; empty: TRIBUTARY_DATABASE_URL, then libpq's defaults
+    std::string log_level = "info";
+
+    /// The connection string to use: the flag, else the environment, else
+    /// "" (libpq then reads PGHOST, PGDATABASE, ...).
+    std::string database_url() const;
+};
+
+/// What the chosen command does once the command line is parsed; returns
+/// the exit code. Errors are thrown: UsageError (exit 2) or anything else
+/// (exit 1).
+using Action = std::function<int()>;
+
+// Each adds its subcommand(s) to `app`; the parsed one sets `action`.
+void add_migrate_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_status_command(CLI::App& app, const GlobalOptions& global, Action& action);
+
+}  // namespace tributary::cli

@@ -1,0 +1,73 @@
+// tributary: loads events from many sources into PostgreSQL, exactly once.
+// The one place that knows every adapter; see DESIGN.md §2 for the contract.
+
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "command.h"
+#include "core/errors.h"
+#include "usage_error.h"
+
+namespace tributary::cli {
+
+std::string GlobalOptions::database_url() const {
+    if (!db.empty()) return db;
+    if (const char* env = std::getenv("TRIBUTARY_DATABASE_URL")) return env;
+    return "";
+}
+
+namespace {
+
+void set_up_logging(const std::string& level) {
+    auto logger = spdlog::stderr_color_mt("tributary");
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ pid=%P %v");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(spdlog::level::from_str(level));
+}
+
+int run_cli(int argc, char** argv) {
+    CLI::App app{"tributary: collects events from many sources into PostgreSQL, exactly once", "tributary"};
+    app.require_subcommand(1);
+    app.fallthrough();  // global options may also follow the command
+    GlobalOptions global;
+    app.add_option("--db", global.db,
+                   "PostgreSQL connection string or URI (default: $TRIBUTARY_DATABASE_URL, then libpq's PG* variables)");
+    app.add_option("--log-level", global.log_level, "trace, debug, info, warn, error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+
+    Action action;
+    add_migrate_command(app, global, action);
+    add_source_commands(app, global, action);
+    add_run_command(app, global, action);
+    add_status_command(app, global, action);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? 0 : 2;
+    }
+    set_up_logging(global.log_level);
+    try {
+        return action();
+    } catch (const UsageError& e) {
+        std::cerr << "tributary: " << e.what() << "\n";
+        return 2;
+    } catch (const DatabaseUnavailable& e) {
+        std::cerr << "tributary: " << e.what() << "\n"
+                  << "  check --db / TRIBUTARY_DATABASE_URL and that PostgreSQL is running\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "tributary: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace
+}  // namespace tributary::cli
+
+int main(int argc, char** argv) { return tributary::cli::run_cli(argc, argv); }

@@ -1,0 +1,138 @@
+#include <iostream>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "postgres/postgres_session.h"
+#include "postgres/postgres_source_registry.h"
+#include "usage_error.h"
+
+namespace tributary::cli {
+
+namespace {
+
+void check_name(const std::string& name) {
+    static const std::regex valid("[A-Za-z0-9._-]{1,100}");
+    if (!std::regex_match(name, valid))
+        throw UsageError("invalid source name '" + name + "': use 1 to 100 of A-Z a-z 0-9 . _ -");
+}
+
+void check_spec(const postgres::SourceSpec& spec) {
+    check_name(spec.name);
+    if (spec.url.rfind("http://", 0) != 0 && spec.url.rfind("https://", 0) != 0)
+        throw UsageError("invalid --url '" + spec.url + "': it must start with http:// or https://");
+    for (const auto& header : spec.headers) {
+        const auto colon = header.find(':');
+        if (colon == std::string::npos || colon == 0 || header.find_first_of("\r\n") != std::string::npos)
+            throw UsageError("invalid --header: expected \"Name: value\" on one line");
+    }
+}
+
+/// Header names stay visible; values may be credentials.
+std::vector<std::string> redacted(const std::vector<std::string>& headers) {
+    std::vector<std::string> out;
+    for (const auto& h : headers) out.push_back(h.substr(0, h.find(':')) + ": <redacted>");
+    return out;
+}
+
+void print_sources(const std::vector<postgres::SourceRecord>& records, bool json) {
+    if (json) {
+        auto all = nlohmann::json::array();
+        for (const auto& r : records)
+            all.push_back({{"id", r.source.id},
+                           {"name", r.source.name},
+                           {"url", r.source.endpoint.url},
+                           {"headers", redacted(r.source.endpoint.headers)},
+                           {"interval_ms", r.source.interval.count()},
+                           {"batch_size", r.source.batch_size},
+                           {"timeout_ms", r.source.endpoint.timeout.count()},
+                           {"enabled", r.enabled}});
+        std::cout << all.dump(2) << "\n";
+        return;
+    }
+    for (const auto& r : records)
+        std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << r.source.endpoint.url
+                  << "  interval=" << r.source.interval.count() << "ms batch=" << r.source.batch_size
+                  << " timeout=" << r.source.endpoint.timeout.count() << "ms"
+                  << (r.source.endpoint.headers.empty() ? "" : " headers=" + std::to_string(r.source.endpoint.headers.size()))
+                  << "\n";
+}
+
+/// Runs `work` against the registry of a fresh session.
+template <typename Work>
+int with_registry(const GlobalOptions& global, Work work) {
+    postgres::PostgresSession session(global.database_url());
+    postgres::PostgresSourceRegistry registry(session);
+    work(registry);
+    return 0;
+}
+
+void add_switch(CLI::App& source, const char* name, const char* help, bool enabled, const GlobalOptions& global,
+                Action& action) {
+    auto* cmd = source.add_subcommand(name, help);
+    auto target = std::make_shared<std::string>();
+    cmd->add_option("NAME", *target, "source name")->required();
+    cmd->callback([&global, &action, target, enabled, name] {
+        action = [&global, target, enabled, name] {
+            return with_registry(global, [&](postgres::PostgresSourceRegistry& r) {
+                r.set_enabled(*target, enabled);
+                std::cout << name << "d " << *target << "\n";
+            });
+        };
+    });
+}
+
+}  // namespace
+
+void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& action) {
+    auto* source = app.add_subcommand("source", "Register and manage sources");
+    source->require_subcommand(1);
+
+    auto* add = source->add_subcommand("add", "Register an HTTP source");
+    auto spec = std::make_shared<postgres::SourceSpec>();
+    add->add_option("NAME", spec->name, "unique name, e.g. orders.eu ([A-Za-z0-9._-]{1,100})")->required();
+    add->add_option("--url", spec->url, "events endpoint; after_id and limit are appended")->required();
+    add->add_option("--interval-ms", spec->interval_ms, "minimum pause between two requests")->capture_default_str()
+        ->check(CLI::Range(1, 86400000));
+    add->add_option("--batch-size", spec->batch_size, "events per request (limit)")->capture_default_str()->check(CLI::Range(1, 10000));
+    add->add_option("--after-id", spec->after_id, "start after this id")->capture_default_str()
+        ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()));
+    add->add_option("--header", spec->headers, "request header \"Name: value\" (repeatable; stored, never logged)");
+    add->add_option("--timeout-ms", spec->timeout_ms, "whole-request timeout")->capture_default_str()->check(CLI::Range(1, 3600000));
+    add->callback([&global, &action, spec] {
+        action = [&global, spec] {
+            check_spec(*spec);
+            return with_registry(global, [&](postgres::PostgresSourceRegistry& r) {
+                const int id = r.add(*spec);
+                std::cout << "added source " << spec->name << " (id " << id << ")\n";
+            });
+        };
+    });
+
+    auto* list = source->add_subcommand("list", "List registered sources (header values redacted)");
+    auto json = std::make_shared<bool>(false);
+    list->add_flag("--json", *json, "machine-readable output");
+    list->callback([&global, &action, json] {
+        action = [&global, json] {
+            return with_registry(global, [&](postgres::PostgresSourceRegistry& r) { print_sources(r.list(), *json); });
+        };
+    });
+
+    add_switch(*source, "pause", "Stop loading a source (its cursor is kept)", false, global, action);
+    add_switch(*source, "resume", "Resume loading a paused source", true, global, action);
+
+    auto* remove = source->add_subcommand("remove", "Remove a source that has stored no events");
+    auto target = std::make_shared<std::string>();
+    remove->add_option("NAME", *target, "source name")->required();
+    remove->callback([&global, &action, target] {
+        action = [&global, target] {
+            return with_registry(global, [&](postgres::PostgresSourceRegistry& r) {
+                r.remove(*target);
+                std::cout << "removed " << *target << "\n";
+            });
+        };
+    });
+}
+
+}  // namespace tributary::cli
