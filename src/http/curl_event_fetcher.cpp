@@ -1,0 +1,313 @@
+#include "curl_event_fetcher.h"
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <curl/curl.h>
+#include <spdlog/fmt/fmt.h>
+
+#include "batch_parser.h"
+
+namespace tributary {
+namespace {
+
+using Status = FetchResult::Status;
+constexpr long max_retry_after_s = 24 * 60 * 60;
+constexpr std::size_t max_shown_content_type = 100;
+
+// libcurl wants one global init before any handle exists; call_once makes
+// that safe when workers start fetchers concurrently. There is deliberately no
+// matching curl_global_cleanup: the process keeps libcurl until it exits.
+void init_curl_once() {
+    static std::once_flag once;
+    static CURLcode result = CURLE_OK;
+    std::call_once(once, [] { result = curl_global_init(CURL_GLOBAL_DEFAULT); });
+    if (result != CURLE_OK)
+        throw std::runtime_error(std::string("libcurl initialisation failed: ") + curl_easy_strerror(result));
+}
+
+struct SlistFree {
+    void operator()(curl_slist* list) const noexcept { curl_slist_free_all(list); }
+};
+using HeaderList = std::unique_ptr<curl_slist, SlistFree>;
+
+// What one request accumulates; the callbacks reach it through their user pointer.
+struct Transfer {
+    std::string body;
+    std::size_t max_body = 0;
+    bool too_large = false;
+    const StopSignal* stop = nullptr;
+    char error[CURL_ERROR_SIZE] = {};
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+    auto& transfer = *static_cast<Transfer*>(user);
+    const std::size_t n = size * count;
+    if (n > transfer.max_body - transfer.body.size()) {
+        transfer.too_large = true;
+        return 0;  // anything but n aborts the transfer (CURLE_WRITE_ERROR)
+    }
+    transfer.body.append(data, n);
+    return n;
+}
+
+// Called during the transfer, at least about once a second even when the
+// source sends nothing, so a stop cuts a slow request short.
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return static_cast<const Transfer*>(user)->stop->stop_requested() ? 1 : 0;
+}
+
+std::string request_url(const std::string& base, std::int64_t after_id, int limit) {
+    // A fragment is never sent to the server, and the query must precede it.
+    std::string url = base.substr(0, base.find('#'));
+    if (url.find('?') == std::string::npos)
+        url += '?';
+    else if (url.back() != '?' && url.back() != '&')
+        url += '&';
+    return url + fmt::format("after_id={}&limit={}", after_id, limit);
+}
+
+// Queries and user:password@ often carry credentials: messages show neither.
+std::string shown_url(const std::string& url) {
+    std::string shown = url.substr(0, url.find_first_of("?#"));
+    const auto scheme = shown.find("://");
+    const auto host = scheme == std::string::npos ? 0 : scheme + 3;
+    const auto at = shown.find('@', host);
+    const auto slash = shown.find('/', host);
+    if (at != std::string::npos && (slash == std::string::npos || at < slash)) shown.erase(host, at + 1 - host);
+    return shown;
+}
+
+std::string lowercase(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+    return out;
+}
+
+std::string_view trimmed(std::string_view s) {
+    const auto first = s.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return {};
+    return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// The source's headers (after a check that none smuggles in another line)
+// plus ours; the source may override Accept.
+std::optional<std::string> build_headers(const Endpoint& endpoint, HeaderList& list) {
+    bool has_accept = false;
+    for (std::size_t i = 0; i < endpoint.headers.size(); ++i) {
+        const std::string& line = endpoint.headers[i];
+        if (line.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+            return fmt::format("header #{} of the source contains a line break or NUL", i);
+        has_accept = has_accept || starts_with(lowercase(line), "accept:");
+    }
+    auto append = [&list](const std::string& line) {
+        curl_slist* grown = curl_slist_append(list.get(), line.c_str());
+        if (grown == nullptr) throw std::bad_alloc();
+        if (!list) list.reset(grown);  // appending to a list keeps its head
+    };
+    if (!has_accept) append("Accept: application/json");
+    for (const auto& line : endpoint.headers) append(line);
+    return std::nullopt;
+}
+
+CURLcode set_options(CURL* easy, const std::string& url, const Endpoint& endpoint, const curl_slist* headers,
+                     const FetchLimits& limits, Transfer& transfer) {
+    CURLcode rc = CURLE_OK;
+    auto keep_first = [&rc](CURLcode r) {
+        if (rc == CURLE_OK) rc = r;
+    };
+    const long timeout_ms = endpoint.timeout.count() > 0 ? static_cast<long>(endpoint.timeout.count()) : 10000L;
+    const auto max_file =
+        static_cast<curl_off_t>(std::min<std::size_t>(limits.max_body_bytes, std::numeric_limits<curl_off_t>::max()));
+
+    keep_first(curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer.error));
+    keep_first(curl_easy_setopt(easy, CURLOPT_URL, url.c_str()));
+    keep_first(curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L));
+#if LIBCURL_VERSION_NUM >= 0x075500
+    keep_first(curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https"));  // no file://, smtp://, ...
+#else
+    keep_first(curl_easy_setopt(easy, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS)));
+#endif
+    keep_first(curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L));
+    keep_first(curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L));  // signals are for the CLI's handler, not libcurl
+    keep_first(curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits.connect_timeout.count())));
+    keep_first(curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms));
+    keep_first(curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, ""));  // every encoding this libcurl decodes
+    keep_first(curl_easy_setopt(easy, CURLOPT_USERAGENT, "tributary/0.1"));
+    keep_first(curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers));
+    keep_first(curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L));
+    keep_first(curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, 30L));
+    keep_first(curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, 15L));
+    // Refuses a declared Content-Length over the limit before any body arrives;
+    // on_body still enforces it for chunked and compressed bodies.
+    keep_first(curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, max_file));
+    keep_first(curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body));
+    keep_first(curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer));
+    keep_first(curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L));
+    keep_first(curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_progress));
+    keep_first(curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &transfer));
+    return rc;
+}
+
+std::string reason_phrase(long code) {
+    switch (code) {
+        case 204: return " No Content";
+        case 301: return " Moved Permanently";
+        case 302: return " Found";
+        case 303: return " See Other";
+        case 304: return " Not Modified";
+        case 307: return " Temporary Redirect";
+        case 308: return " Permanent Redirect";
+        case 400: return " Bad Request";
+        case 401: return " Unauthorized";
+        case 403: return " Forbidden";
+        case 404: return " Not Found";
+        case 405: return " Method Not Allowed";
+        case 406: return " Not Acceptable";
+        case 408: return " Request Timeout";
+        case 410: return " Gone";
+        case 429: return " Too Many Requests";
+        case 500: return " Internal Server Error";
+        case 501: return " Not Implemented";
+        case 502: return " Bad Gateway";
+        case 503: return " Service Unavailable";
+        case 504: return " Gateway Timeout";
+        default: return "";
+    }
+}
+
+// Seconds ("120") or an HTTP-date; nothing when the value is neither.
+std::optional<long> parse_retry_after(std::string_view raw, std::time_t now) {
+    const std::string_view value = trimmed(raw);
+    if (value.empty()) return std::nullopt;
+    if (value.find_first_not_of("0123456789") == std::string_view::npos) {
+        long seconds = 0;
+        for (char c : value) {
+            seconds = seconds * 10 + (c - '0');
+            if (seconds > max_retry_after_s) return max_retry_after_s;  // also keeps the sum from overflowing
+        }
+        return seconds;
+    }
+    const std::time_t at = curl_getdate(std::string(value).c_str(), nullptr);
+    if (at == -1) return std::nullopt;
+    const auto delta = static_cast<long long>(at) - static_cast<long long>(now);
+    return static_cast<long>(std::clamp<long long>(delta, 0, max_retry_after_s));
+}
+
+std::optional<long> retry_after(CURL* easy) {
+    curl_header* header = nullptr;
+    if (curl_easy_header(easy, "Retry-After", 0, CURLH_HEADER, -1, &header) != CURLHE_OK) return std::nullopt;
+    return parse_retry_after(header->value, std::time(nullptr));
+}
+
+FetchResult http_failure(CURL* easy, long code, const std::string& url) {
+    const std::string status = fmt::format("HTTP {}{}", code, reason_phrase(code));
+    if (code == 429 || code == 503) {
+        if (const auto seconds = retry_after(easy))
+            return FetchResult::failure(Status::throttled,
+                                        fmt::format("{} from {}: retry after {} s", status, url, *seconds),
+                                        std::chrono::seconds(*seconds));
+    }
+    if (code == 408 || code == 429 || (code >= 500 && code < 600))
+        return FetchResult::failure(Status::transient, fmt::format("{} from {}", status, url));
+    if (code >= 300 && code < 400)
+        return FetchResult::failure(
+            Status::failing, fmt::format("{} from {}: redirects are not followed; check the source URL", status, url));
+    if (code >= 400 && code < 500)
+        return FetchResult::failure(Status::failing,
+                                    fmt::format("{} from {}: check the source URL/credentials", status, url));
+    return FetchResult::failure(Status::failing, fmt::format("{} from {}: expected HTTP 200", status, url));
+}
+
+// application/json or any */*+json, parameters (charset, ...) allowed.
+bool is_json(const char* content_type) {
+    if (content_type == nullptr) return false;
+    const std::string_view full(content_type);
+    const std::string media = lowercase(trimmed(full.substr(0, full.find(';'))));
+    if (media == "application/json") return true;
+    const auto slash = media.find('/');
+    const std::string_view suffix = "+json";
+    return slash != std::string::npos && slash > 0 && media.find('/', slash + 1) == std::string::npos &&
+           media.size() > slash + 1 + suffix.size() &&
+           media.compare(media.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The server's header goes into a message stored in PostgreSQL: short and
+// printable ASCII only.
+FetchResult content_type_failure(const char* content_type, const std::string& url) {
+    std::string shown = content_type == nullptr ? "(none)" : fmt::format("\"{}\"", content_type);
+    if (shown.size() > max_shown_content_type) shown = shown.substr(0, max_shown_content_type) + "...";
+    for (char& c : shown)
+        if (c < 0x20 || c > 0x7e) c = '?';
+    return FetchResult::failure(
+        Status::transient, fmt::format("unexpected content type {} from {}, expected application/json", shown, url));
+}
+
+FetchResult transport_failure(CURLcode rc, const Transfer& transfer, const FetchLimits& limits,
+                              const std::string& url) {
+    if (rc == CURLE_ABORTED_BY_CALLBACK && transfer.stop->stop_requested())
+        return FetchResult::failure(Status::stopped, fmt::format("stopping: request to {} abandoned", url));
+    if (transfer.too_large || rc == CURLE_FILESIZE_EXCEEDED)
+        return FetchResult::failure(Status::transient,
+                                    fmt::format("response larger than {} bytes from {}", limits.max_body_bytes, url));
+    const char* detail = transfer.error[0] != '\0' ? transfer.error : curl_easy_strerror(rc);
+    // A URL libcurl cannot use will not get better by waiting; the user must fix it.
+    const bool permanent = rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL;
+    return FetchResult::failure(permanent ? Status::failing : Status::transient,
+                                fmt::format("GET {} failed: {}", url, detail));
+}
+
+}  // namespace
+
+void CurlEventFetcher::EasyCleanup::operator()(void* easy) const noexcept { curl_easy_cleanup(easy); }
+
+CurlEventFetcher::CurlEventFetcher(FetchLimits limits, const StopSignal& stop) : limits_(limits), stop_(stop) {
+    init_curl_once();
+    easy_.reset(curl_easy_init());
+    if (!easy_) throw std::runtime_error("libcurl could not create a handle");
+}
+
+FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id, int limit) {
+    const std::string url = shown_url(source.endpoint.url);
+    if (stop_.stop_requested())
+        return FetchResult::failure(Status::stopped, fmt::format("stopping: request to {} not sent", url));
+
+    HeaderList headers;
+    if (auto why = build_headers(source.endpoint, headers)) return FetchResult::failure(Status::failing, *why);
+
+    CURL* easy = easy_.get();
+    // Reset clears the previous source's options but keeps the handle's
+    // connection and DNS caches, which is why the handle is reused.
+    curl_easy_reset(easy);
+    Transfer transfer;
+    transfer.max_body = limits_.max_body_bytes;
+    transfer.stop = &stop_;
+    const std::string full_url = request_url(source.endpoint.url, after_id, limit);
+    if (const CURLcode rc = set_options(easy, full_url, source.endpoint, headers.get(), limits_, transfer);
+        rc != CURLE_OK)
+        return FetchResult::failure(Status::transient,
+                                    fmt::format("cannot prepare the request to {}: {}", url, curl_easy_strerror(rc)));
+
+    if (const CURLcode rc = curl_easy_perform(easy); rc != CURLE_OK)
+        return transport_failure(rc, transfer, limits_, url);
+
+    long code = 0;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+    if (code != 200) return http_failure(easy, code, url);
+    const char* content_type = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &content_type);
+    if (!is_json(content_type)) return content_type_failure(content_type, url);
+    return parse_batch(transfer.body, after_id, limit, limits_);
+}
+
+}  // namespace tributary
