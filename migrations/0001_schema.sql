@@ -35,6 +35,8 @@ CREATE TABLE tributary.gates (
     last_request    timestamptz,
     last_success_at timestamptz,
     failures        int NOT NULL DEFAULT 0,
+    -- The last completed request found nothing new (for `run --until-idle`).
+    drained         boolean NOT NULL DEFAULT false,
     state           text NOT NULL DEFAULT 'ok' CHECK (state IN ('ok', 'transient', 'throttled', 'failing')),
     last_error      text,
     last_error_at   timestamptz

@@ -100,7 +100,10 @@ SourceTurn Loader::load_source(const Source& source) {
     HeldLock held(ports_.lock, source.id);
 
     const auto pass = ports_.gate.try_pass(source);
-    if (pass.decision == SourceGate::Decision::not_due) return {SourceOutcome::not_due};
+    // Asked lately, by any worker of any process, and it had nothing then:
+    // as good as asked now, for deciding that everything is loaded.
+    if (pass.decision == SourceGate::Decision::not_due)
+        return {pass.drained ? SourceOutcome::empty : SourceOutcome::not_due};
     if (pass.decision == SourceGate::Decision::backing_off) return {SourceOutcome::backing_off};
     return fetch_and_store(source, pass.consecutive_failures);
 }
@@ -115,7 +118,7 @@ SourceTurn Loader::fetch_and_store(const Source& source, int failures_before) {
         result = FetchResult::failure(FetchResult::Status::transient, std::string("fetch error: ") + e.what());
     }
     if (result.status == FetchResult::Status::stopped) {
-        ports_.gate.record_success(source);
+        ports_.gate.record_success(source, false);
         return {SourceOutcome::stopped};
     }
     if (result.status != FetchResult::Status::ok) return {record_fetch_failure(source, result, failures_before + 1)};
@@ -126,7 +129,7 @@ SourceTurn Loader::fetch_and_store(const Source& source, int failures_before) {
     if (result.events.size() > static_cast<std::size_t>(source.batch_size))
         result.events.resize(static_cast<std::size_t>(source.batch_size));
     if (result.events.empty()) {
-        ports_.gate.record_success(source);
+        ports_.gate.record_success(source, true);
         return {SourceOutcome::empty};
     }
 
@@ -136,7 +139,7 @@ SourceTurn Loader::fetch_and_store(const Source& source, int failures_before) {
     } catch (const BatchRejected& e) {
         return {record_rejection(source, std::string("PostgreSQL refused the batch: ") + e.what(), failures_before + 1)};
     }
-    ports_.gate.record_success(source);
+    ports_.gate.record_success(source, false);
     if (appended == EventStore::AppendResult::conflict) {
         spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
                      source.name, options_.worker, cursor);

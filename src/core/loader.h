@@ -19,7 +19,7 @@ namespace tributary {
 /// What one source's turn in a pass came to.
 enum class SourceOutcome {
     stored,       ///< a batch was committed
-    empty,        ///< the source had nothing new
+    empty,        ///< the source had nothing new (now, or when last asked by anyone)
     failed,       ///< the fetch or the store failed; the source backs off
     conflict,     ///< another writer moved the cursor first; nothing stored
     locked,       ///< another worker holds the source

@@ -22,6 +22,7 @@ public:
     struct Pass {
         Decision decision = Decision::not_due;
         int consecutive_failures = 0;  ///< before this request
+        bool drained = false;          ///< the last request, by anyone, found nothing new
     };
 
     enum class Failure { transient, throttled, failing };
@@ -29,8 +30,9 @@ public:
     virtual ~SourceGate() = default;
     /// Reserves the next request slot when the source is due.
     virtual Pass try_pass(const Source& source) = 0;
-    /// Closes a reserved slot after a good fetch: next request after `interval`.
-    virtual void record_success(const Source& source) = 0;
+    /// Closes a reserved slot after a good fetch: next request after
+    /// `interval`. `drained`: the fetch found nothing new.
+    virtual void record_success(const Source& source, bool drained) = 0;
     /// Closes a reserved slot after a failure: no request for `delay`.
     virtual void record_failure(const Source& source, Failure kind, const std::string& error,
                                 std::chrono::milliseconds delay) = 0;

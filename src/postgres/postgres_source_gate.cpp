@@ -16,21 +16,21 @@ WITH claimed AS (
        SET last_request = now(),
            next_allowed_at = now() + make_interval(secs => $2::double precision / 1000)
      WHERE source_id = $1 AND next_allowed_at <= now()
- RETURNING failures)
-SELECT true, failures FROM claimed
+ RETURNING failures, drained)
+SELECT true, failures, drained FROM claimed
 UNION ALL
-SELECT false, failures FROM tributary.gates WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
+SELECT false, failures, drained FROM tributary.gates WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
 
 constexpr const char* kSuccessSql = R"sql(
 UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
-       last_success_at = now(), failures = 0, state = 'ok'
+       last_success_at = now(), failures = 0, state = 'ok', drained = $3
  WHERE source_id = $1)sql";
 
 constexpr const char* kFailureSql = R"sql(
 UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
-       failures = failures + 1, state = $3, last_error = $4, last_error_at = now()
+       failures = failures + 1, state = $3, last_error = $4, last_error_at = now(), drained = false
  WHERE source_id = $1)sql";
 
 const char* state_name(SourceGate::Failure kind) {
@@ -71,15 +71,16 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
         if (rows.empty()) return Pass{Decision::not_due, 0};  // source removed meanwhile
         const bool passed = rows[0][0].as<bool>();
         const int failures = rows[0][1].as<int>();
-        if (passed) return Pass{Decision::pass, failures};
-        return Pass{failures > 0 ? Decision::backing_off : Decision::not_due, failures};
+        const bool drained = rows[0][2].as<bool>();
+        if (passed) return Pass{Decision::pass, failures, drained};
+        return Pass{failures > 0 ? Decision::backing_off : Decision::not_due, failures, drained};
     });
 }
 
-void PostgresSourceGate::record_success(const Source& source) {
+void PostgresSourceGate::record_success(const Source& source, bool drained) {
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        tx.exec_prepared(kSuccess, source.id, source.interval.count());
+        tx.exec_prepared(kSuccess, source.id, source.interval.count(), drained);
     });
 }
 
