@@ -1,0 +1,209 @@
+// The PostgreSQL adapters against a real cluster, and the contract each port
+// promises, checked against the adapter and its fake alike (so the fakes the
+// loader's unit tests use cannot drift from the real thing).
+
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "core/errors.h"
+#include "postgres/postgres_event_store.h"
+#include "postgres/postgres_session.h"
+#include "postgres/postgres_source_gate.h"
+#include "postgres/postgres_source_lock.h"
+#include "postgres/postgres_source_registry.h"
+#include "support/fakes.h"
+#include "support/test_database.h"
+
+using namespace tributary;
+using namespace std::chrono_literals;
+using tributary::testing::TestDatabase;
+
+namespace {
+
+Source registered(const TestDatabase& db, const std::string& name, std::int64_t after_id = 0) {
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceRegistry registry(session);
+    postgres::SourceSpec spec;
+    spec.name = name;
+    spec.url = "http://127.0.0.1:9/" + name;
+    spec.after_id = after_id;
+    registry.add(spec);
+    for (const auto& s : registry.enabled_sources())
+        if (s.name == name) return s;
+    throw std::runtime_error("source not registered");
+}
+
+EventBatch batch(std::int64_t first, std::int64_t last) {
+    EventBatch events;
+    for (auto id = first; id <= last; ++id) events.push_back({id, "{\"id\": " + std::to_string(id) + "}"});
+    return events;
+}
+
+/// What every EventStore promises, given two stores that see the same data
+/// (two sessions, or one fake shared).
+void check_store_contract(EventStore& first, EventStore& second, int source_id) {
+    CHECK(first.cursor(source_id) == 0);
+    CHECK(first.append(source_id, 0, batch(1, 3)) == EventStore::AppendResult::appended);
+    CHECK(second.cursor(source_id) == 3);
+    // The second writer still believes the cursor is 0: refused whole.
+    CHECK(second.append(source_id, 0, batch(1, 5)) == EventStore::AppendResult::conflict);
+    CHECK(second.append(source_id, 0, batch(4, 5)) == EventStore::AppendResult::conflict);
+    CHECK(first.cursor(source_id) == 3);
+    CHECK(second.append(source_id, 3, batch(4, 5)) == EventStore::AppendResult::appended);
+    CHECK(first.cursor(source_id) == 5);
+}
+
+void check_lock_contract(SourceLock& first, SourceLock& second) {
+    CHECK(first.try_acquire(7));
+    CHECK_FALSE(second.try_acquire(7));
+    CHECK(second.try_acquire(8));
+    first.release(7);
+    CHECK(second.try_acquire(7));
+    CHECK_FALSE(first.try_acquire(7));
+    second.release(7);
+    second.release(8);
+    second.release(8);  // releasing twice is harmless
+    CHECK(first.try_acquire(8));
+    first.release(8);
+}
+
+}  // namespace
+
+TEST_CASE("store contract: compare-and-set cursor, whole batches") {
+    SECTION("fake") {
+        fakes::FakeEventStore store;
+        check_store_contract(store, store, 1);
+        CHECK(store.events[1].size() == 5);
+    }
+    SECTION("PostgreSQL") {
+        TestDatabase db;
+        const auto source = registered(db, "contract.store");
+        postgres::PostgresSession a(db.url()), b(db.url());
+        postgres::PostgresEventStore first(a), second(b);
+        check_store_contract(first, second, source.id);
+        CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "5");
+        CHECK(db.scalar("SELECT events_stored FROM tributary.cursors") == "5");
+        CHECK(db.scalar("SELECT payload->>'id' FROM tributary.events WHERE event_id = 4") == "4");
+    }
+}
+
+TEST_CASE("lock contract: one holder per source") {
+    SECTION("fake") {
+        fakes::FakeLockTable table;
+        fakes::FakeSourceLock first(table), second(table);
+        check_lock_contract(first, second);
+    }
+    SECTION("PostgreSQL advisory locks") {
+        TestDatabase db;
+        postgres::PostgresSession a(db.url()), b(db.url());
+        postgres::PostgresSourceLock first(a), second(b);
+        check_lock_contract(first, second);
+    }
+}
+
+TEST_CASE("a lock dies with its session, and the holder notices on reconnect") {
+    TestDatabase db;
+    postgres::PostgresSession a(db.url()), b(db.url());
+    postgres::PostgresSourceLock first(a), second(b);
+    REQUIRE(first.try_acquire(3));
+    db.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tributary'"
+            " AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 3)");
+    CHECK(second.try_acquire(3));
+    // The first session is dead: its next use says so, the one after reconnects.
+    CHECK_THROWS_AS(first.try_acquire(4), DatabaseUnavailable);
+    CHECK_FALSE(first.try_acquire(3));
+    first.release(3);  // taken on the dead session: nothing to do, no error
+    CHECK_FALSE(first.try_acquire(3));
+}
+
+TEST_CASE("a compare-and-set conflict rolls back and stores nothing") {
+    TestDatabase db;
+    const auto source = registered(db, "cas.conflict", 100);
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresEventStore store(session);
+    CHECK(store.append(source.id, 90, batch(101, 200)) == EventStore::AppendResult::conflict);
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "0");
+    CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "100");
+}
+
+TEST_CASE("a unique violation (ids stored behind the cursor's back) is a conflict, nothing stored") {
+    TestDatabase db;
+    const auto source = registered(db, "unique.guard");
+    db.exec("INSERT INTO tributary.events (source_id, event_id, payload) VALUES (" + std::to_string(source.id) +
+            ", 2, '{}')");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresEventStore store(session);
+    CHECK(store.append(source.id, 0, batch(1, 3)) == EventStore::AppendResult::conflict);
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "1");
+    CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
+}
+
+TEST_CASE("content jsonb refuses is rejected whole") {
+    TestDatabase db;
+    const auto source = registered(db, "jsonb.refuses");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresEventStore store(session);
+    EventBatch events = batch(1, 3);
+    events[2].payload = R"({"text": "nul \u0000 inside"})";
+    CHECK_THROWS_AS(store.append(source.id, 0, events), BatchRejected);
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "0");
+    CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
+    // The session is still good for the next batch.
+    CHECK(store.append(source.id, 0, batch(1, 3)) == EventStore::AppendResult::appended);
+}
+
+TEST_CASE("the gate allows one request per interval and carries backoff") {
+    TestDatabase db;
+    auto source = registered(db, "gate.row");
+    source.interval = 300ms;
+    source.endpoint.timeout = 2s;
+    postgres::PostgresSession a(db.url()), b(db.url());
+    postgres::PostgresSourceGate first(a), second(b);
+
+    CHECK(first.try_pass(source).decision == SourceGate::Decision::pass);
+    // In flight: nobody else may ask, for up to the timeout.
+    CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
+    first.record_success(source, false);
+    CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
+    std::this_thread::sleep_for(320ms);
+    CHECK(second.try_pass(source).decision == SourceGate::Decision::pass);
+
+    second.record_failure(source, SourceGate::Failure::throttled, "HTTP 429, retry after 1s", 1000ms);
+    const auto waiting = first.try_pass(source);
+    CHECK(waiting.decision == SourceGate::Decision::backing_off);
+    CHECK(waiting.consecutive_failures == 1);
+    CHECK(db.scalar("SELECT state || ': ' || last_error FROM tributary.gates") == "throttled: HTTP 429, retry after 1s");
+    std::this_thread::sleep_for(1050ms);
+    const auto after = first.try_pass(source);
+    CHECK(after.decision == SourceGate::Decision::pass);
+    CHECK(after.consecutive_failures == 1);
+    first.record_success(source, false);
+    CHECK(db.scalar("SELECT state || failures FROM tributary.gates") == "ok0");
+}
+
+TEST_CASE("hostile error texts are stored safely") {
+    TestDatabase db;
+    const auto source = registered(db, "gate.text");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceGate gate(session);
+    gate.record_failure(source, SourceGate::Failure::transient, std::string("bad \xff\xfe bytes\n\0x", 16) + std::string(2000, 'a'), 1s);
+    const auto stored = db.scalar("SELECT last_error FROM tributary.gates");
+    CHECK(stored.rfind("bad ?? bytes?", 0) == 0);
+    CHECK(stored.size() <= 503);
+}
+
+TEST_CASE("a session that lost its server raises DatabaseUnavailable, then reconnects") {
+    TestDatabase db;
+    const auto source = registered(db, "session.reconnect");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresEventStore store(session);
+    CHECK(store.cursor(source.id) == 0);
+    const auto generation = session.generation();
+    db.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tributary'"
+            " AND datname = current_database() AND pid <> pg_backend_pid()");
+    CHECK_THROWS_AS(store.append(source.id, 0, batch(1, 2)), DatabaseUnavailable);
+    CHECK(store.cursor(source.id) == 0);
+    CHECK(session.generation() == generation + 1);
+    CHECK(store.append(source.id, 0, batch(1, 2)) == EventStore::AppendResult::appended);
+}

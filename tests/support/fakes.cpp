@@ -1,0 +1,106 @@
+#include "support/fakes.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/errors.h"
+
+namespace tributary::fakes {
+
+bool FakeSourceLock::try_acquire(int source_id) {
+    if (fail_acquire) throw DatabaseUnavailable("fake: database away");
+    auto [it, inserted] = table_.owners.emplace(source_id, this);
+    if (!inserted && it->second != this) return false;
+    ++acquired;
+    return true;
+}
+
+void FakeSourceLock::release(int source_id) noexcept {
+    auto it = table_.owners.find(source_id);
+    if (it == table_.owners.end() || it->second != this) return;
+    table_.owners.erase(it);
+    ++released;
+}
+
+bool FakeSourceLock::holds(int source_id) const {
+    auto it = table_.owners.find(source_id);
+    return it != table_.owners.end() && it->second == this;
+}
+
+SourceGate::Pass FakeSourceGate::try_pass(const Source& source) {
+    Row& row = rows[source.id];
+    if (clock_.now() < row.next_allowed)
+        return {row.failures > 0 ? Decision::backing_off : Decision::not_due, row.failures, row.drained};
+    row.next_allowed = clock_.now() + source.endpoint.timeout + source.interval;
+    ++passes;
+    return {Decision::pass, row.failures, row.drained};
+}
+
+void FakeSourceGate::record_success(const Source& source, bool drained) {
+    Row& row = rows[source.id];
+    row.drained = drained;
+    row.next_allowed = clock_.now() + source.interval;
+    row.failures = 0;
+    row.state = "ok";
+    ++successes;
+}
+
+void FakeSourceGate::record_failure(const Source& source, Failure kind, const std::string& error,
+                                    std::chrono::milliseconds delay) {
+    Row& row = rows[source.id];
+    row.next_allowed = clock_.now() + delay;
+    ++row.failures;
+    row.drained = false;
+    row.state = kind == Failure::failing ? "failing" : kind == Failure::throttled ? "throttled" : "transient";
+    row.last_error = error;
+    ++failures;
+}
+
+EventStore::AppendResult FakeEventStore::append(int source_id, std::int64_t expected_cursor, const EventBatch& batch) {
+    ++appends;
+    if (fail_next_append) {
+        auto fail = std::move(fail_next_append);
+        fail_next_append = nullptr;
+        fail();
+    }
+    if (before_compare_and_set) before_compare_and_set(source_id);
+    if (cursors[source_id] != expected_cursor) return AppendResult::conflict;
+    auto& stored = events[source_id];
+    for (const auto& e : batch)
+        if (std::any_of(stored.begin(), stored.end(), [&](const Event& s) { return s.id == e.id; }))
+            return AppendResult::conflict;  // the unique key
+    stored.insert(stored.end(), batch.begin(), batch.end());
+    cursors[source_id] = batch.back().id;
+    return AppendResult::appended;
+}
+
+FetchResult FakeEventFetcher::fetch(const Source& source, std::int64_t after_id, int limit) {
+    ++fetches;
+    if (throw_on_fetch) throw_on_fetch(source.id);
+    auto& script = scripted[source.id];
+    if (!script.empty()) {
+        auto result = std::move(script.front());
+        script.pop_front();
+        return result;
+    }
+    EventBatch batch;
+    for (const auto& e : available[source.id])
+        if (e.id > after_id && static_cast<int>(batch.size()) < limit) batch.push_back(e);
+    return FetchResult::batch(std::move(batch));
+}
+
+void FakeEventFetcher::produce(int source_id, std::int64_t first_id, std::int64_t count) {
+    for (std::int64_t id = first_id; id < first_id + count; ++id)
+        available[source_id].push_back({id, "{\"n\":" + std::to_string(id) + "}"});
+}
+
+Source& FakeSourceCatalog::add(int id, const std::string& name) {
+    Source s;
+    s.id = id;
+    s.name = name;
+    s.endpoint.url = "fake://" + name;
+    sources.push_back(s);
+    return sources.back();
+}
+
+}  // namespace tributary::fakes

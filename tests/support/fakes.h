@@ -1,0 +1,114 @@
+#pragma once
+
+// One hand-written fake per port (as spdlog's test_sink): in-memory, single
+// threaded, with switches to inject failures and counters to observe calls.
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/event_fetcher.h"
+#include "core/event_store.h"
+#include "core/source_catalog.h"
+#include "core/source_gate.h"
+#include "core/source_lock.h"
+
+namespace tributary::fakes {
+
+/// Time stands still until someone sleeps; sleeps are recorded.
+class FakeClock : public Clock {
+public:
+    time_point now() const override { return now_; }
+    void sleep_for(duration d) override {
+        sleeps.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(d));
+        now_ += d;
+        if (on_sleep) on_sleep();
+    }
+    void advance(duration d) { now_ += d; }
+
+    std::vector<std::chrono::milliseconds> sleeps;
+    std::function<void()> on_sleep;  ///< e.g. request a stop after N sleeps
+
+private:
+    time_point now_{};
+};
+
+/// Locks shared by every FakeSourceLock made from the same table, as
+/// sessions share the database.
+struct FakeLockTable {
+    std::map<int, const void*> owners;
+};
+
+class FakeSourceLock : public SourceLock {
+public:
+    explicit FakeSourceLock(FakeLockTable& table) : table_(table) {}
+    bool try_acquire(int source_id) override;
+    void release(int source_id) noexcept override;
+    bool holds(int source_id) const;
+
+    bool fail_acquire = false;  ///< throw DatabaseUnavailable
+    int acquired = 0, released = 0;
+
+private:
+    FakeLockTable& table_;
+};
+
+class FakeSourceGate : public SourceGate {
+public:
+    explicit FakeSourceGate(const Clock& clock) : clock_(clock) {}
+    Pass try_pass(const Source& source) override;
+    void record_success(const Source& source, bool drained) override;
+    void record_failure(const Source& source, Failure kind, const std::string& error,
+                        std::chrono::milliseconds delay) override;
+
+    struct Row {
+        Clock::time_point next_allowed{};
+        int failures = 0;
+        bool drained = false;
+        std::string state = "ok";
+        std::string last_error;
+    };
+    std::map<int, Row> rows;
+    int passes = 0, successes = 0, failures = 0;
+
+private:
+    const Clock& clock_;
+};
+
+class FakeEventStore : public EventStore {
+public:
+    std::int64_t cursor(int source_id) override { return cursors[source_id]; }
+    AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch) override;
+
+    std::map<int, std::int64_t> cursors;
+    std::map<int, EventBatch> events;
+    /// Thrown by the next append (once), e.g. DatabaseUnavailable.
+    std::function<void()> fail_next_append;
+    /// Runs inside append before the compare-and-set: another writer racing.
+    std::function<void(int source_id)> before_compare_and_set;
+    int appends = 0;
+};
+
+/// Serves each source's events from a list, or scripted results first.
+class FakeEventFetcher : public EventFetcher {
+public:
+    FetchResult fetch(const Source& source, std::int64_t after_id, int limit) override;
+
+    void produce(int source_id, std::int64_t first_id, std::int64_t count);
+    std::map<int, EventBatch> available;
+    std::map<int, std::deque<FetchResult>> scripted;
+    std::function<void(int source_id)> throw_on_fetch;
+    int fetches = 0;
+};
+
+class FakeSourceCatalog : public SourceCatalog {
+public:
+    std::vector<Source> enabled_sources() override { return sources; }
+    Source& add(int id, const std::string& name);
+    std::vector<Source> sources;
+};
+
+}  // namespace tributary::fakes

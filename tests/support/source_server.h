@@ -1,0 +1,35 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/child_process.h"
+
+namespace tributary::testing {
+
+/// The project's source server (tools/source-server) as a child process.
+class SourceServer {
+public:
+    explicit SourceServer(const std::vector<std::string>& options);
+
+    const std::string& base_url() const { return base_url_; }
+    std::string events_url(const std::string& source) const { return base_url_ + "/sources/" + source + "/events"; }
+    /// Every event the source has produced: [{"id", "payload"}, ...].
+    nlohmann::json truth(const std::string& source) const;
+    /// Requests the source received: [{"arrival_us", ...}, ...].
+    nlohmann::json requests(const std::string& source) const;
+    void set_fault(const std::string& source, const std::string& mode) const;
+
+private:
+    nlohmann::json get(const std::string& path) const;
+
+    std::unique_ptr<ChildProcess> process_;
+    std::string base_url_;
+    std::string host_;
+    int port_ = 0;
+};
+
+}  // namespace tributary::testing

@@ -1,0 +1,256 @@
+#include <catch2/catch.hpp>
+
+#include "core/errors.h"
+#include "core/loader.h"
+#include "support/fakes.h"
+
+using namespace tributary;
+using namespace tributary::fakes;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A loader on fakes, with two sources (ids 1 and 2).
+struct Rig {
+    FakeClock clock;
+    FakeLockTable locks;
+    FakeSourceLock lock{locks};
+    FakeSourceGate gate{clock};
+    FakeEventStore store;
+    FakeEventFetcher fetcher;
+    FakeSourceCatalog catalog;
+    StopSignal stop;
+    Loader loader;
+
+    Rig() : loader({catalog, lock, gate, store, fetcher, clock}, options(), stop) {
+        catalog.add(1, "orders.eu");
+        catalog.add(2, "orders.us");
+    }
+    static LoaderOptions options() {
+        LoaderOptions o;
+        o.worker = "w1";
+        return o;
+    }
+    const Source& source(int id) { return catalog.sources.at(static_cast<std::size_t>(id - 1)); }
+    /// Moves time past every source's interval.
+    PassSummary pass_later() {
+        clock.advance(1s);
+        return loader.run_once();
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the loader stores each source's backlog in batches and advances the cursor") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 2500);
+    rig.fetcher.produce(2, 1, 10);
+
+    auto first = rig.loader.run_once();
+    CHECK(first.events_stored == 1010);
+    CHECK(rig.store.cursors[1] == 1000);
+    CHECK(rig.store.cursors[2] == 10);
+
+    rig.pass_later();
+    auto third = rig.pass_later();
+    CHECK(third.events_stored == 500);
+    CHECK(rig.store.cursors[1] == 2500);
+    REQUIRE(rig.store.events[1].size() == 2500);
+    CHECK(rig.store.events[1].front().id == 1);
+    CHECK(rig.store.events[1].back().payload == "{\"n\":2500}");
+
+    auto idle = rig.pass_later();
+    CHECK(idle.events_stored == 0);
+    CHECK(idle.empty == 2);
+    CHECK(idle.caught_up());
+}
+
+TEST_CASE("a source whose lock another worker holds is skipped without a request") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    FakeSourceLock other(rig.locks);
+    REQUIRE(other.try_acquire(1));
+
+    auto turn = rig.loader.load_source(rig.source(1));
+    CHECK(turn.outcome == SourceOutcome::locked);
+    CHECK(rig.fetcher.fetches == 0);
+    CHECK(rig.gate.passes == 0);
+    CHECK(rig.store.cursors[1] == 0);
+}
+
+TEST_CASE("the gate holds a source until its interval has passed") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::stored);
+    rig.fetcher.produce(1, 6, 5);
+
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::not_due);
+    CHECK(rig.fetcher.fetches == 1);
+    rig.clock.advance(199ms);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::not_due);
+    rig.clock.advance(1ms);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::stored);
+    CHECK(rig.lock.released == rig.lock.acquired);
+}
+
+TEST_CASE("the lock is released on every path out of a source's turn") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+
+    SECTION("fetcher throws") {
+        rig.fetcher.throw_on_fetch = [](int) { throw std::runtime_error("boom"); };
+        CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::failed);
+        CHECK(rig.gate.rows[1].state == "transient");
+        CHECK(rig.gate.rows[1].last_error.find("boom") != std::string::npos);
+    }
+    SECTION("store refuses the content") {
+        rig.store.fail_next_append = [] { throw BatchRejected("unsupported Unicode escape sequence"); };
+        CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::failed);
+        CHECK(rig.gate.rows[1].state == "failing");
+        CHECK(rig.gate.rows[1].last_error.find("PostgreSQL refused the batch") != std::string::npos);
+    }
+    SECTION("database goes away during the append") {
+        rig.store.fail_next_append = [] { throw DatabaseUnavailable("connection lost"); };
+        CHECK_THROWS_AS(rig.loader.run_once(), DatabaseUnavailable);
+    }
+    SECTION("gate throws") {
+        struct ThrowingGate : FakeSourceGate {
+            using FakeSourceGate::FakeSourceGate;
+            Pass try_pass(const Source&) override { throw DatabaseUnavailable("gone"); }
+        } gate(rig.clock);
+        Loader loader({rig.catalog, rig.lock, gate, rig.store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
+        CHECK_THROWS_AS(loader.load_source(rig.source(1)), DatabaseUnavailable);
+    }
+    CHECK_FALSE(rig.lock.holds(1));
+    CHECK(rig.store.events[1].empty());
+}
+
+TEST_CASE("a failing source backs off while the others keep loading") {
+    Rig rig;
+    rig.fetcher.produce(2, 1, 3000);
+    rig.fetcher.scripted[1].push_back(FetchResult::failure(FetchResult::Status::failing, "HTTP 404 Not Found"));
+
+    auto first = rig.loader.run_once();
+    CHECK(first.failed == 1);
+    CHECK(first.stored == 1);
+    CHECK(rig.gate.rows[1].state == "failing");
+    CHECK(rig.gate.rows[1].failures == 1);
+
+    rig.pass_later();
+    auto third = rig.pass_later();
+    CHECK(third.backing_off == 1);  // a wrong source waits at least a minute
+    CHECK(rig.store.cursors[2] == 3000);
+    CHECK(rig.fetcher.fetches == 4);
+}
+
+TEST_CASE("Retry-After is honoured through the gate") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    rig.fetcher.scripted[1].push_back(FetchResult::failure(FetchResult::Status::throttled, "HTTP 429", 30s));
+
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::failed);
+    rig.clock.advance(29s);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::backing_off);
+    rig.clock.advance(1s);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::stored);
+    CHECK(rig.gate.rows[1].failures == 0);
+}
+
+TEST_CASE("transient failures back off exponentially with jitter, capped") {
+    Rig rig;
+    for (int i = 0; i < 12; ++i)
+        rig.fetcher.scripted[1].push_back(FetchResult::failure(FetchResult::Status::transient, "HTTP 503"));
+    for (int i = 1; i <= 12; ++i) {
+        rig.clock.advance(2min);
+        CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::failed);
+        CHECK(rig.gate.rows[1].failures == i);
+        const auto wait = rig.gate.rows[1].next_allowed - rig.clock.now();
+        CHECK(wait >= 200ms);  // never sooner than the interval
+        CHECK(wait <= 60s);
+    }
+}
+
+TEST_CASE("a batch that breaks the protocol is refused whole") {
+    Rig rig;
+    rig.store.cursors[1] = 10;
+    SECTION("ids not increasing") {
+        rig.fetcher.scripted[1].push_back(FetchResult::batch({{11, "1"}, {13, "1"}, {12, "1"}}));
+    }
+    SECTION("id at the cursor") {
+        rig.fetcher.scripted[1].push_back(FetchResult::batch({{10, "1"}, {11, "1"}}));
+    }
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::failed);
+    CHECK(rig.gate.rows[1].state == "failing");
+    CHECK(rig.store.appends == 0);
+    CHECK(rig.store.cursors[1] == 10);
+}
+
+TEST_CASE("a batch longer than the batch size is cut to it") {
+    Rig rig;
+    rig.catalog.sources[0].batch_size = 3;
+    rig.fetcher.scripted[1].push_back(FetchResult::batch({{1, "1"}, {2, "1"}, {3, "1"}, {4, "1"}}));
+    CHECK(rig.loader.load_source(rig.source(1)).events == 3);
+    CHECK(rig.store.cursors[1] == 3);
+}
+
+TEST_CASE("a cursor moved by another writer rolls the batch back") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    rig.store.before_compare_and_set = [&](int id) { rig.store.cursors[id] = 2; };
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::conflict);
+    CHECK(rig.store.events[1].empty());
+    CHECK(rig.store.cursors[1] == 2);
+}
+
+TEST_CASE("a fetch abandoned for a stop stores nothing and frees the gate") {
+    Rig rig;
+    rig.fetcher.scripted[1].push_back(FetchResult::failure(FetchResult::Status::stopped, "stopping"));
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::stopped);
+    CHECK(rig.store.appends == 0);
+    CHECK(rig.gate.rows[1].failures == 0);
+    CHECK_FALSE(rig.lock.holds(1));
+}
+
+TEST_CASE("an idle loader sleeps, longer while idle, and snaps back on work") {
+    Rig rig;
+    rig.clock.on_sleep = [&] {
+        if (rig.clock.sleeps.size() == 7) rig.fetcher.produce(1, 1, 5);
+        if (rig.clock.sleeps.size() == 9) rig.stop.request_stop();
+    };
+    rig.loader.run(false);
+    using ms = std::chrono::milliseconds;
+    CHECK(rig.clock.sleeps ==
+          std::vector<ms>{ms(50), ms(100), ms(200), ms(400), ms(800), ms(1000), ms(1000), ms(50), ms(100)});
+}
+
+TEST_CASE("until-idle stops after a pass that found nothing") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 2500);
+    rig.loader.run(true);
+    CHECK(rig.store.cursors[1] == 2500);
+}
+
+TEST_CASE("the loader rides out a database outage") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    rig.lock.fail_acquire = true;
+    rig.clock.on_sleep = [&] {
+        if (rig.clock.sleeps.size() == 3) rig.lock.fail_acquire = false;
+        if (rig.store.cursors[1] == 5) rig.stop.request_stop();
+    };
+    rig.loader.run(false);
+    CHECK(rig.store.cursors[1] == 5);
+    CHECK(rig.clock.sleeps.at(0) == 500ms);
+    CHECK(rig.clock.sleeps.at(1) == 1000ms);
+}
+
+TEST_CASE("a source another worker found empty a moment ago counts as caught up") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::stored);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::not_due);  // full batch: maybe more
+    rig.clock.advance(1s);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::empty);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::empty);  // gated, but drained
+    CHECK(rig.fetcher.fetches == 2);
+}
