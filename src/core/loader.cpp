@@ -168,7 +168,19 @@ SourceOutcome Loader::record_rejection(const Source& source, const std::string& 
     return record_fetch_failure(source, FetchResult::failure(FetchResult::Status::failing, why), failures);
 }
 
+void Loader::report_progress(const PassSummary& summary) {
+    events_since_report_ += summary.events_stored;
+    const auto now = ports_.clock.now();
+    if (now - last_report_ < options_.progress_every) return;
+    if (events_since_report_ > 0)
+        spdlog::info("worker={} stored {} events in the last {} s", options_.worker, events_since_report_,
+                     std::chrono::duration_cast<std::chrono::seconds>(now - last_report_).count());
+    events_since_report_ = 0;
+    last_report_ = now;
+}
+
 void Loader::run(bool until_idle) {
+    last_report_ = ports_.clock.now();
     IdlePause outage(options_.outage_min, options_.outage_max);
     bool database_away = false;
     while (!stop_.stop_requested()) {
@@ -185,6 +197,7 @@ void Loader::run(bool until_idle) {
         if (database_away) spdlog::info("worker={} database reachable again", options_.worker);
         database_away = false;
         outage.reset();
+        report_progress(summary);
         if (stop_.stop_requested() || (until_idle && summary.caught_up())) break;
         if (summary.did_work()) {
             idle_.reset();

@@ -59,6 +59,8 @@ struct LoaderOptions {
     /// Pause after the database became unreachable, doubling up to the cap.
     std::chrono::milliseconds outage_min{500};
     std::chrono::milliseconds outage_max{10000};
+    /// How often a working loader logs what it stored.
+    std::chrono::seconds progress_every{10};
 };
 
 /// The per-source pass of DESIGN.md §5 over all enabled sources:
@@ -92,6 +94,7 @@ public:
 
 private:
     SourceTurn fetch_and_store(const Source& source, int failures_before);
+    void report_progress(const PassSummary& summary);
     SourceOutcome record_fetch_failure(const Source& source, const FetchResult& result, int failures);
     SourceOutcome record_rejection(const Source& source, const std::string& why, int failures);
 
@@ -101,6 +104,8 @@ private:
     Backoff backoff_;
     IdlePause idle_;
     std::size_t pass_count_ = 0;
+    std::size_t events_since_report_ = 0;
+    Clock::time_point last_report_{};
 };
 
 }  // namespace tributary

@@ -10,6 +10,9 @@ namespace {
 const std::vector<std::pair<const char*, const char*>> kDefaults = {
     {"connect_timeout", "10"},    {"keepalives", "1"},         {"keepalives_idle", "30"},
     {"keepalives_interval", "10"}, {"keepalives_count", "3"},  {"application_name", "tributary"},
+    // Payloads are UTF-8 JSON whatever the database's encoding; PostgreSQL
+    // converts, or refuses a character the database cannot hold.
+    {"client_encoding", "UTF8"},
 };
 
 bool is_uri(const std::string& conninfo) {
