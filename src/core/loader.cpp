@@ -4,6 +4,7 @@
 
 #include "batch_rules.h"
 #include "errors.h"
+#include "fault_points.h"
 
 namespace tributary {
 
@@ -133,12 +134,14 @@ SourceTurn Loader::fetch_and_store(const Source& source, int failures_before) {
         return {SourceOutcome::empty};
     }
 
+    fault_point("after_fetch");
     EventStore::AppendResult appended;
     try {
         appended = ports_.store.append(source.id, cursor, result.events);
     } catch (const BatchRejected& e) {
         return {record_rejection(source, std::string("PostgreSQL refused the batch: ") + e.what(), failures_before + 1)};
     }
+    if (appended == EventStore::AppendResult::appended) fault_point("after_commit");
     ports_.gate.record_success(source, false);
     if (appended == EventStore::AppendResult::conflict) {
         spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",

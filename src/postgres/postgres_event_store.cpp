@@ -9,6 +9,7 @@
 #include <pqxx/stream_to>
 
 #include "core/errors.h"
+#include "core/fault_points.h"
 
 namespace tributary::postgres {
 
@@ -69,8 +70,13 @@ EventStore::AppendResult PostgresEventStore::append_once(int source_id, std::int
                                             static_cast<std::int64_t>(batch.size()));
         if (moved.affected_rows() != 1) return AppendResult::conflict;  // tx rolls back unstored
         pqxx::stream_to rows(tx, "tributary.events", std::vector<std::string>{"source_id", "event_id", "payload"});
-        for (const auto& event : batch) rows << std::make_tuple(source_id, event.id, event.payload);
+        const std::size_t half = batch.size() / 2;
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            if (i == half) fault_point("mid_insert");
+            rows << std::make_tuple(source_id, batch[i].id, batch[i].payload);
+        }
         rows.complete();
+        fault_point("during_commit");
         tx.commit();
         return AppendResult::appended;
     });
