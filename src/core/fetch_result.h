@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,14 +20,25 @@ struct FetchResult {
         stopped,    ///< abandoned because the process is stopping
     };
 
+    /// Where a failure came from, for metrics and operators.
+    enum class Cause { none, network, http_status, invalid_batch };
+
     Status status = Status::ok;
     EventBatch events;
     std::string error;
     std::chrono::milliseconds retry_after{0};
+    Cause cause = Cause::none;
+    /// Events the source still holds after this batch, when it says so
+    /// ("remaining", or "head_id" in the response).
+    std::optional<std::int64_t> backlog;
 
-    static FetchResult batch(EventBatch events) { return {Status::ok, std::move(events), {}, {}}; }
+    static FetchResult batch(EventBatch events) { return {Status::ok, std::move(events), {}, {}, Cause::none, {}}; }
     static FetchResult failure(Status s, std::string why, std::chrono::milliseconds retry_after = {}) {
-        return {s, {}, std::move(why), retry_after};
+        return {s, {}, std::move(why), retry_after, Cause::none, {}};
+    }
+    FetchResult&& because(Cause c) && {
+        cause = c;
+        return std::move(*this);
     }
 };
 

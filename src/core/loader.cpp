@@ -23,6 +23,16 @@ private:
     int source_id_;
 };
 
+FailureClass failure_class(FetchResult::Cause cause) {
+    switch (cause) {
+        case FetchResult::Cause::http_status: return FailureClass::http_status;
+        case FetchResult::Cause::invalid_batch: return FailureClass::invalid_batch;
+        case FetchResult::Cause::network:
+        case FetchResult::Cause::none: break;
+    }
+    return FailureClass::network;
+}
+
 SourceGate::Failure gate_failure(FetchResult::Status status) {
     switch (status) {
         case FetchResult::Status::throttled: return SourceGate::Failure::throttled;
@@ -32,6 +42,17 @@ SourceGate::Failure gate_failure(FetchResult::Status status) {
 }
 
 }  // namespace
+
+const char* to_string(FailureClass c) {
+    switch (c) {
+        case FailureClass::none: return "none";
+        case FailureClass::network: return "network";
+        case FailureClass::http_status: return "http_status";
+        case FailureClass::invalid_batch: return "invalid_batch";
+        case FailureClass::store: return "store";
+    }
+    return "unknown";
+}
 
 const char* to_string(SourceOutcome outcome) {
     switch (outcome) {
@@ -47,7 +68,7 @@ const char* to_string(SourceOutcome outcome) {
     return "unknown";
 }
 
-void PassSummary::add(const SourceTurn& turn) {
+void PassSummary::add(const TurnReport& turn) {
     ++sources;
     events_stored += turn.events;
     switch (turn.outcome) {
@@ -62,10 +83,11 @@ void PassSummary::add(const SourceTurn& turn) {
     }
 }
 
-Loader::Loader(Ports ports, LoaderOptions options, const StopSignal& stop)
+Loader::Loader(Ports ports, LoaderOptions options, const StopSignal& stop, LoaderObserver& observer)
     : ports_(ports),
       options_(std::move(options)),
       stop_(stop),
+      observer_(observer),
       backoff_(options_.backoff),
       idle_(options_.idle_min, options_.idle_max) {}
 
@@ -80,7 +102,7 @@ PassSummary Loader::run_once() {
     const std::size_t start = (pass_count_++ + n * options_.worker_index / options_.worker_count) % n;
     for (std::size_t i = 0; i < n && !stop_.stop_requested(); ++i) {
         const Source& source = sources[(start + i) % n];
-        SourceTurn turn;
+        TurnReport turn{SourceOutcome::failed};
         try {
             turn = load_source(source);
         } catch (const DatabaseUnavailable&) {
@@ -89,14 +111,14 @@ PassSummary Loader::run_once() {
             // A bug or an unexpected library error must not stop the others.
             spdlog::warn("source={} worker={} unexpected error, skipped this pass: {}", source.name,
                          options_.worker, e.what());
-            turn.outcome = SourceOutcome::failed;
         }
         summary.add(turn);
+        observer_.turn_done(source, turn);
     }
     return summary;
 }
 
-SourceTurn Loader::load_source(const Source& source) {
+TurnReport Loader::load_source(const Source& source) {
     if (!ports_.lock.try_acquire(source.id)) return {SourceOutcome::locked};
     HeldLock held(ports_.lock, source.id);
 
@@ -109,38 +131,57 @@ SourceTurn Loader::load_source(const Source& source) {
     return fetch_and_store(source, pass.consecutive_failures);
 }
 
-SourceTurn Loader::fetch_and_store(const Source& source, int failures_before) {
+TurnReport Loader::fetch_and_store(const Source& source, int failures_before) {
     // From here on a request slot is reserved at the gate; every path closes it.
     const std::int64_t cursor = ports_.store.cursor(source.id);
+    const auto fetch_start = ports_.clock.now();
     FetchResult result;
     try {
         result = ports_.fetcher.fetch(source, cursor, source.batch_size);
     } catch (const std::exception& e) {
-        result = FetchResult::failure(FetchResult::Status::transient, std::string("fetch error: ") + e.what());
+        result = FetchResult::failure(FetchResult::Status::transient, std::string("fetch error: ") + e.what())
+                     .because(FetchResult::Cause::network);
     }
+    const auto fetch_time = ports_.clock.now() - fetch_start;
     if (result.status == FetchResult::Status::stopped) {
         ports_.gate.record_success(source, false);
         return {SourceOutcome::stopped};
     }
-    if (result.status != FetchResult::Status::ok) return {record_fetch_failure(source, result, failures_before + 1)};
+    TurnReport report{SourceOutcome::failed};
+    if (result.status != FetchResult::Status::ok) {
+        report = record_failure(source, result, failure_class(result.cause), failures_before + 1);
+    } else if (auto why = batch_violation(result.events, cursor)) {
+        // The fetcher validated already; checking again here keeps the
+        // promise even for a fetcher that gets it wrong.
+        report = record_failure(source, FetchResult::failure(FetchResult::Status::failing, *why),
+                                FailureClass::invalid_batch, failures_before + 1);
+    } else {
+        report = store_batch(source, cursor, result, failures_before);
+    }
+    report.fetch_time = fetch_time;
+    return report;
+}
 
-    // The fetcher validated already; checking again here keeps the promise
-    // even for a fetcher that gets it wrong.
-    if (auto why = batch_violation(result.events, cursor)) return {record_rejection(source, *why, failures_before + 1)};
+TurnReport Loader::store_batch(const Source& source, std::int64_t cursor, FetchResult& result, int failures_before) {
     if (result.events.size() > static_cast<std::size_t>(source.batch_size))
         result.events.resize(static_cast<std::size_t>(source.batch_size));
     if (result.events.empty()) {
         ports_.gate.record_success(source, true);
-        return {SourceOutcome::empty};
+        return {SourceOutcome::empty, 0, FailureClass::none, {}, {}, cursor, result.backlog};
     }
 
     fault_point("after_fetch");
+    const auto append_start = ports_.clock.now();
     EventStore::AppendResult appended;
     try {
         appended = ports_.store.append(source.id, cursor, result.events);
     } catch (const BatchRejected& e) {
-        return {record_rejection(source, std::string("PostgreSQL refused the batch: ") + e.what(), failures_before + 1)};
+        return record_failure(source,
+                              FetchResult::failure(FetchResult::Status::failing,
+                                                   std::string("PostgreSQL refused the batch: ") + e.what()),
+                              FailureClass::store, failures_before + 1);
     }
+    const auto append_time = ports_.clock.now() - append_start;
     if (appended == EventStore::AppendResult::appended) fault_point("after_commit");
     ports_.gate.record_success(source, false);
     if (appended == EventStore::AppendResult::conflict) {
@@ -150,10 +191,12 @@ SourceTurn Loader::fetch_and_store(const Source& source, int failures_before) {
     }
     spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker,
                   result.events.size(), cursor, result.events.back().id);
-    return {SourceOutcome::stored, result.events.size()};
+    return {SourceOutcome::stored, result.events.size(), FailureClass::none, {}, append_time,
+            result.events.back().id, result.backlog};
 }
 
-SourceOutcome Loader::record_fetch_failure(const Source& source, const FetchResult& result, int failures) {
+TurnReport Loader::record_failure(const Source& source, const FetchResult& result, FailureClass failure,
+                                  int failures) {
     std::chrono::milliseconds delay;
     switch (result.status) {
         case FetchResult::Status::throttled: delay = result.retry_after; break;
@@ -164,11 +207,9 @@ SourceOutcome Loader::record_fetch_failure(const Source& source, const FetchResu
     spdlog::warn("source={} worker={} fetch {} (failure {} in a row), next try in {} ms: {}", source.name,
                  options_.worker, to_string(result.status), failures, delay.count(), result.error);
     ports_.gate.record_failure(source, gate_failure(result.status), result.error, delay);
-    return SourceOutcome::failed;
-}
-
-SourceOutcome Loader::record_rejection(const Source& source, const std::string& why, int failures) {
-    return record_fetch_failure(source, FetchResult::failure(FetchResult::Status::failing, why), failures);
+    TurnReport report{SourceOutcome::failed};
+    report.failure = failure;
+    return report;
 }
 
 void Loader::report_progress(const PassSummary& summary) {
@@ -191,21 +232,24 @@ void Loader::run(bool until_idle) {
         try {
             summary = run_once();
         } catch (const DatabaseUnavailable& e) {
-            // Said once per outage, not once per source or per retry.
-            if (!database_away) spdlog::error("worker={} database unavailable, retrying with backoff: {}", options_.worker, e.what());
+            // The observer says it once per process; each worker just waits.
+            if (!database_away) observer_.database_changed(false, e.what());
             database_away = true;
             ports_.clock.sleep_for(outage.next());
             continue;
         }
-        if (database_away) spdlog::info("worker={} database reachable again", options_.worker);
+        if (database_away) observer_.database_changed(true, {});
         database_away = false;
         outage.reset();
+        observer_.pass_done(summary);
         report_progress(summary);
         if (stop_.stop_requested() || (until_idle && summary.caught_up())) break;
         if (summary.did_work()) {
             idle_.reset();
         } else {
-            ports_.clock.sleep_for(idle_.next());
+            const auto pause = idle_.next();
+            observer_.idle_sleep(pause);
+            ports_.clock.sleep_for(pause);
         }
     }
 }

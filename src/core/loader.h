@@ -9,6 +9,7 @@
 #include "event_fetcher.h"
 #include "event_store.h"
 #include "idle_pause.h"
+#include "loader_observer.h"
 #include "source_catalog.h"
 #include "source_gate.h"
 #include "source_lock.h"
@@ -16,33 +17,13 @@
 
 namespace tributary {
 
-/// What one source's turn in a pass came to.
-enum class SourceOutcome {
-    stored,       ///< a batch was committed
-    empty,        ///< the source had nothing new (now, or when last asked by anyone)
-    failed,       ///< the fetch or the store failed; the source backs off
-    conflict,     ///< another writer moved the cursor first; nothing stored
-    locked,       ///< another worker holds the source
-    not_due,      ///< the gate said "not yet" (interval)
-    backing_off,  ///< the gate said "not yet" (the source failed lately)
-    stopped,      ///< the process is stopping; the batch was abandoned
-};
-
-const char* to_string(SourceOutcome outcome);
-
-/// One source's turn: its outcome and how many events it stored.
-struct SourceTurn {
-    SourceOutcome outcome = SourceOutcome::empty;
-    std::size_t events = 0;
-};
-
 /// Totals of one pass over the enabled sources.
 struct PassSummary {
     std::size_t sources = 0;
     std::size_t events_stored = 0;
     std::size_t stored = 0, empty = 0, failed = 0, conflict = 0, locked = 0, not_due = 0, backing_off = 0;
 
-    void add(const SourceTurn& turn);
+    void add(const TurnReport& turn);
     bool did_work() const { return stored > 0; }
     /// Nothing left to do for this worker: every source was asked and had
     /// nothing, or is failing, or is another worker's.
@@ -79,7 +60,7 @@ public:
         Clock& clock;
     };
 
-    Loader(Ports ports, LoaderOptions options, const StopSignal& stop);
+    Loader(Ports ports, LoaderOptions options, const StopSignal& stop, LoaderObserver& observer = no_observer());
 
     /// One pass over the enabled sources. Throws DatabaseUnavailable when the
     /// database is away (the pass is abandoned; nothing was half-stored).
@@ -90,17 +71,18 @@ public:
     void run(bool until_idle);
 
     /// One source's turn (exposed for tests).
-    SourceTurn load_source(const Source& source);
+    TurnReport load_source(const Source& source);
 
 private:
-    SourceTurn fetch_and_store(const Source& source, int failures_before);
+    TurnReport fetch_and_store(const Source& source, int failures_before);
+    TurnReport store_batch(const Source& source, std::int64_t cursor, FetchResult& result, int failures_before);
     void report_progress(const PassSummary& summary);
-    SourceOutcome record_fetch_failure(const Source& source, const FetchResult& result, int failures);
-    SourceOutcome record_rejection(const Source& source, const std::string& why, int failures);
+    TurnReport record_failure(const Source& source, const FetchResult& result, FailureClass failure, int failures);
 
     Ports ports_;
     LoaderOptions options_;
     const StopSignal& stop_;
+    LoaderObserver& observer_;
     Backoff backoff_;
     IdlePause idle_;
     std::size_t pass_count_ = 0;

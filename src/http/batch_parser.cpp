@@ -162,6 +162,21 @@ std::optional<std::string> read_event(const json& element, std::size_t index, Ev
     return std::nullopt;
 }
 
+// A source may say how far behind we are: "remaining" (events after this
+// batch) or "head_id" (its newest id), next to "events". Optional and
+// advisory, so a value that makes no sense is ignored rather than failing
+// the batch.
+std::optional<std::int64_t> reported_backlog(const json& doc, std::int64_t last_id, std::size_t dropped) {
+    if (!doc.is_object()) return std::nullopt;
+    const auto extra = static_cast<std::int64_t>(dropped);
+    if (const auto remaining = doc.find("remaining");
+        remaining != doc.end() && remaining->is_number_integer() && remaining->get<std::int64_t>() >= 0)
+        return remaining->get<std::int64_t>() + extra;
+    if (const auto head = doc.find("head_id"); head != doc.end() && head->is_number_integer())
+        return std::max<std::int64_t>(0, head->get<std::int64_t>() - last_id);
+    return std::nullopt;
+}
+
 // Each payload is the source's own text of its value, byte for byte: dump()
 // would send numbers beyond uint64, or with more digits than a double holds,
 // through a double, where jsonb keeps them exact (and it costs a
@@ -202,9 +217,13 @@ FetchResult parse_checked(std::string_view body, std::int64_t after_id, int limi
     if (auto violation = batch_violation(events, after_id)) return failing(*violation);
 
     const auto keep = static_cast<std::size_t>(std::max(limit, 0));
-    if (events.size() > keep) events.resize(keep);
+    const std::size_t dropped = events.size() > keep ? events.size() - keep : 0;
+    if (dropped) events.resize(keep);
     fill_payloads(body, *list, events);  // only for the events kept
-    return FetchResult::batch(std::move(events));
+    const auto backlog = reported_backlog(doc, events.empty() ? after_id : events.back().id, dropped);
+    auto result = FetchResult::batch(std::move(events));
+    result.backlog = backlog;
+    return result;
 }
 
 }  // namespace
@@ -212,11 +231,14 @@ FetchResult parse_checked(std::string_view body, std::int64_t after_id, int limi
 FetchResult parse_batch(std::string_view body, std::int64_t after_id, int limit, const FetchLimits& limits) {
     // Every check above returns a value; this only keeps the "never throws"
     // promise should a library call surprise us.
+    FetchResult result;
     try {
-        return parse_checked(body, after_id, limit, limits);
+        result = parse_checked(body, after_id, limit, limits);
     } catch (const json::exception& e) {
-        return transient("could not read JSON body: " + without_tag(e.what()));
+        result = transient("could not read JSON body: " + without_tag(e.what()));
     }
+    if (result.status != Status::ok) result.cause = FetchResult::Cause::invalid_batch;
+    return result;
 }
 
 }  // namespace tributary

@@ -20,6 +20,7 @@ namespace tributary {
 namespace {
 
 using Status = FetchResult::Status;
+using Cause = FetchResult::Cause;
 constexpr long max_retry_after_s = 24 * 60 * 60;
 constexpr std::size_t max_shown_content_type = 100;
 
@@ -283,7 +284,8 @@ FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id,
         return FetchResult::failure(Status::stopped, fmt::format("stopping: request to {} not sent", url));
 
     HeaderList headers;
-    if (auto why = build_headers(source.endpoint, headers)) return FetchResult::failure(Status::failing, *why);
+    if (auto why = build_headers(source.endpoint, headers))
+        return FetchResult::failure(Status::failing, *why).because(Cause::network);
 
     CURL* easy = easy_.get();
     // Reset clears the previous source's options but keeps the handle's
@@ -296,17 +298,18 @@ FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id,
     if (const CURLcode rc = set_options(easy, full_url, source.endpoint, headers.get(), limits_, transfer);
         rc != CURLE_OK)
         return FetchResult::failure(Status::transient,
-                                    fmt::format("cannot prepare the request to {}: {}", url, curl_easy_strerror(rc)));
+                                    fmt::format("cannot prepare the request to {}: {}", url, curl_easy_strerror(rc)))
+            .because(Cause::network);
 
     if (const CURLcode rc = curl_easy_perform(easy); rc != CURLE_OK)
-        return transport_failure(rc, transfer, limits_, url);
+        return transport_failure(rc, transfer, limits_, url).because(Cause::network);
 
     long code = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
-    if (code != 200) return http_failure(easy, code, url);
+    if (code != 200) return http_failure(easy, code, url).because(Cause::http_status);
     const char* content_type = nullptr;
     curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &content_type);
-    if (!is_json(content_type)) return content_type_failure(content_type, url);
+    if (!is_json(content_type)) return content_type_failure(content_type, url).because(Cause::invalid_batch);
     return parse_batch(transfer.body, after_id, limit, limits_);
 }
 
