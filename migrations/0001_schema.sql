@@ -37,6 +37,8 @@ CREATE TABLE tributary.gates (
     failures        int NOT NULL DEFAULT 0,
     -- The last completed request found nothing new (for `run --until-idle`).
     drained         boolean NOT NULL DEFAULT false,
+    -- Events the source said it still holds after the last batch, if it says.
+    backlog         bigint,
     state           text NOT NULL DEFAULT 'ok' CHECK (state IN ('ok', 'transient', 'throttled', 'failing')),
     last_error      text,
     last_error_at   timestamptz

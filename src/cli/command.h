@@ -11,6 +11,7 @@ namespace tributary::cli {
 struct GlobalOptions {
     std::string db;  ///< --db; empty: TRIBUTARY_DATABASE_URL, then libpq's defaults
     std::string log_level = "info";
+    std::string log_format = "text";
 
     /// The connection string to use: the flag, else the environment, else
     /// "" (libpq then reads PGHOST, PGDATABASE, ...).

@@ -19,7 +19,9 @@ std::chrono::milliseconds parse_duration(const std::string& text) {
     const auto bad = UsageError("invalid duration '" + text + "': use a positive number with ms, s, m or h, e.g. 55s");
     if (digits == 0 || digits > 12 || scale == 0) throw bad;
     const auto value = std::stoll(text.substr(0, digits));
-    if (value <= 0) throw bad;
+    // Beyond ten years a deadline means "never" and overflows clocks.
+    constexpr std::int64_t kTenYearsMs = std::int64_t{10} * 366 * 24 * 3600 * 1000;
+    if (value <= 0 || value > kTenYearsMs / scale) throw bad;
     return std::chrono::milliseconds(value * scale);
 }
 

@@ -1,15 +1,16 @@
 // tributary: loads events from many sources into PostgreSQL, exactly once.
 // The one place that knows every adapter; see DESIGN.md §2 for the contract.
 
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "command.h"
 #include "core/errors.h"
+#include "logging.h"
 #include "usage_error.h"
 
 namespace tributary::cli {
@@ -22,13 +23,6 @@ std::string GlobalOptions::database_url() const {
 
 namespace {
 
-void set_up_logging(const std::string& level) {
-    auto logger = spdlog::stderr_color_mt("tributary");
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ pid=%P %v");
-    spdlog::set_default_logger(logger);
-    spdlog::set_level(spdlog::level::from_str(level));
-}
-
 int run_cli(int argc, char** argv) {
     CLI::App app{"tributary: collects events from many sources into PostgreSQL, exactly once", "tributary"};
     app.require_subcommand(1);
@@ -38,6 +32,8 @@ int run_cli(int argc, char** argv) {
                    "PostgreSQL connection string or URI (default: $TRIBUTARY_DATABASE_URL, then libpq's PG* variables)");
     app.add_option("--log-level", global.log_level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+    app.add_option("--log-format", global.log_format, "text, or json (one object per line, for log shippers)")
+        ->check(CLI::IsMember({"text", "json"}));
 
     Action action;
     add_migrate_command(app, global, action);
@@ -51,7 +47,7 @@ int run_cli(int argc, char** argv) {
         const int code = app.exit(e);
         return code == 0 ? 0 : 2;
     }
-    set_up_logging(global.log_level);
+    set_up_logging(global.log_level, global.log_format);
     try {
         return action();
     } catch (const UsageError& e) {
@@ -70,4 +66,9 @@ int run_cli(int argc, char** argv) {
 }  // namespace
 }  // namespace tributary::cli
 
-int main(int argc, char** argv) { return tributary::cli::run_cli(argc, argv); }
+int main(int argc, char** argv) {
+    // A peer that closes a socket under us must cost an error, not the process
+    // (libcurl with CURLOPT_NOSIGNAL leaves SIGPIPE to us).
+    std::signal(SIGPIPE, SIG_IGN);
+    return tributary::cli::run_cli(argc, argv);
+}

@@ -1,4 +1,5 @@
 #include <atomic>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -8,14 +9,24 @@
 #include "core/loader.h"
 #include "core/system_clock.h"
 #include "duration.h"
+#include "exit_codes.h"
 #include "http/curl_event_fetcher.h"
+#include "metrics/loader_metrics.h"
+#include "metrics/metrics_server.h"
 #include "postgres/migrator.h"
 #include "postgres/postgres_event_store.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_gate.h"
 #include "postgres/postgres_source_lock.h"
 #include "postgres/postgres_source_registry.h"
+#include "resident_memory.h"
+#include "run_observer.h"
 #include "signal_watcher.h"
+#include "usage_error.h"
+
+#ifndef TRIBUTARY_VERSION
+#define TRIBUTARY_VERSION "unknown"
+#endif
 
 namespace tributary::cli {
 
@@ -25,26 +36,44 @@ struct RunOptions {
     int workers = 4;
     std::string max_runtime;
     bool until_idle = false;
+    std::string metrics_addr;
+    std::size_t max_rss_mb = 0;
+};
+
+/// A loop that has done nothing at all for this long is stuck (the longest
+/// legitimate silence is a source at a long timeout).
+constexpr std::chrono::seconds kQuietLimit{300};
+
+struct Shared {
+    const std::string db;
+    const RunOptions& options;
+    StopSignal& stop;
+    RunObserver& observer;
+    metrics::LoaderMetrics* metrics;
 };
 
 /// One worker: its own database session and HTTP handle, wired to a Loader.
 /// Returns false when it ended on an error rather than a stop or idleness.
-bool run_worker(const std::string& db, int index, const RunOptions& options, StopSignal& stop) {
+bool run_worker(int index, const Shared& shared) {
     const std::string name = "w" + std::to_string(index + 1);
     try {
-        postgres::PostgresSession session(db);
+        postgres::PostgresSession session(shared.db);
+        if (shared.metrics)
+            session.on_new_session([m = shared.metrics](std::uint64_t generation) {
+                if (generation > 1) m->database_reconnected();
+            });
         postgres::PostgresSourceRegistry catalog(session);
         postgres::PostgresSourceLock lock(session);
         postgres::PostgresSourceGate gate(session);
         postgres::PostgresEventStore store(session);
-        CurlEventFetcher fetcher(FetchLimits{}, stop);
-        SystemClock clock(stop);
+        CurlEventFetcher fetcher(FetchLimits{}, shared.stop);
+        SystemClock clock(shared.stop);
         LoaderOptions loader_options;
         loader_options.worker = name;
         loader_options.worker_index = index;
-        loader_options.worker_count = options.workers;
-        Loader loader({catalog, lock, gate, store, fetcher, clock}, loader_options, stop);
-        loader.run(options.until_idle);
+        loader_options.worker_count = shared.options.workers;
+        Loader loader({catalog, lock, gate, store, fetcher, clock}, loader_options, shared.stop, shared.observer);
+        loader.run(shared.options.until_idle);
         return true;
     } catch (const std::exception& e) {
         spdlog::error("worker={} stopped on an error: {}", name, e.what());
@@ -52,36 +81,72 @@ bool run_worker(const std::string& db, int index, const RunOptions& options, Sto
     }
 }
 
+/// Watches the clock (--max-runtime) and memory (--max-rss) until stopped;
+/// either limit is a graceful stop like a signal. Returns whether memory did it.
+bool watch_limits(const RunOptions& options, std::chrono::milliseconds max_runtime, StopSignal& stop) {
+    const auto deadline = std::chrono::steady_clock::now() + max_runtime;
+    while (!stop.wait_for(std::chrono::seconds(1))) {
+        if (max_runtime.count() && std::chrono::steady_clock::now() >= deadline) {
+            spdlog::info("max runtime {} reached, stopping", options.max_runtime);
+            stop.request_stop();
+            return false;
+        }
+        const auto rss_mb = resident_bytes() / (1024 * 1024);
+        if (options.max_rss_mb && rss_mb >= options.max_rss_mb) {
+            spdlog::warn("memory ceiling reached (RSS {} MB, --max-rss {} MB): finishing the batches in hand, then "
+                         "exiting with code {} so the supervisor starts a fresh process",
+                         rss_mb, options.max_rss_mb, static_cast<int>(exit_memory_limit));
+            stop.request_stop();
+            return true;
+        }
+    }
+    return false;
+}
+
 int run(const GlobalOptions& global, const RunOptions& options) {
     const auto max_runtime =
         options.max_runtime.empty() ? std::chrono::milliseconds::zero() : parse_duration(options.max_runtime);
+    if (!options.metrics_addr.empty()) {
+        try {
+            metrics::split_address(options.metrics_addr);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--metrics-addr: ") + e.what());
+        }
+    }
     const auto db = global.database_url();
     postgres::Migrator(db).require_current();
 
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
+    std::optional<metrics::LoaderMetrics> loader_metrics;
+    if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
+    RunObserver observer(loader_metrics ? &*loader_metrics : nullptr);
+    std::optional<metrics::MetricsServer> server;
+    if (loader_metrics) {
+        server.emplace(
+            options.metrics_addr, [&] { return loader_metrics->scrape(); },
+            [&] { return observer.health(kQuietLimit); });
+        spdlog::info("serving /metrics and /healthz on {} (port {})", options.metrics_addr, server->port());
+    }
     spdlog::info("starting {} worker(s){}{}", options.workers,
                  max_runtime.count() ? ", max runtime " + options.max_runtime : "",
                  options.until_idle ? ", until idle" : "");
 
+    const Shared shared{db, options, stop, observer, loader_metrics ? &*loader_metrics : nullptr};
     std::atomic<int> failed{0};
     std::vector<std::thread> workers;
     for (int i = 0; i < options.workers; ++i)
         workers.emplace_back([&, i] {
-            if (!run_worker(db, i, options, stop)) ++failed;
+            if (!run_worker(i, shared)) ++failed;
         });
-    // --max-runtime is a stop like any signal: batches in hand finish first.
-    std::thread deadline([&] {
-        if (max_runtime.count() && !stop.wait_for(max_runtime)) {
-            spdlog::info("max runtime {} reached, stopping", options.max_runtime);
-            stop.request_stop();
-        }
-    });
+    bool memory_limit = false;
+    std::thread limits([&] { memory_limit = watch_limits(options, max_runtime, stop); });
     for (auto& w : workers) w.join();
-    stop.request_stop();  // wakes the deadline thread when workers ended by themselves
-    deadline.join();
+    stop.request_stop();  // wakes the limits thread when workers ended by themselves
+    limits.join();
     spdlog::info("stopped");
-    return failed ? 1 : 0;
+    if (failed) return exit_failure;
+    return memory_limit ? exit_memory_limit : exit_ok;
 }
 
 }  // namespace
@@ -89,10 +154,16 @@ int run(const GlobalOptions& global, const RunOptions& options) {
 void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action) {
     auto* cmd = app.add_subcommand("run", "Load events from every enabled source until stopped");
     auto options = std::make_shared<RunOptions>();
-    cmd->add_option("--workers", options->workers, "loaders in this process, each with its own database session")->capture_default_str()
+    cmd->add_option("--workers", options->workers, "loaders in this process, each with its own database session")
+        ->capture_default_str()
         ->check(CLI::Range(1, 256));
     cmd->add_option("--max-runtime", options->max_runtime, "stop gracefully after this long, e.g. 55s (for cron)");
     cmd->add_flag("--until-idle", options->until_idle, "exit once a full pass over all sources found nothing");
+    cmd->add_option("--metrics-addr", options->metrics_addr,
+                    "serve /metrics (Prometheus) and /healthz on HOST:PORT, e.g. 127.0.0.1:9187");
+    cmd->add_option("--max-rss", options->max_rss_mb,
+                    "memory ceiling in MB: past it, finish the batches in hand and exit with code 3")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
     cmd->callback([&global, &action, options] {
         action = [&global, options] { return run(global, *options); };
     });

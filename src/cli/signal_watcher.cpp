@@ -27,7 +27,10 @@ SignalWatcher::SignalWatcher(StopSignal& stop) : stop_(stop) {
         for (;;) {
             int signal = 0;
             if (sigwait(&set, &signal) != 0) continue;
-            if (signal == SIGUSR2) return;
+            if (signal == SIGUSR2) {
+                if (closing_) return;
+                continue;  // not ours: someone else's SIGUSR2 must not end the watch
+            }
             if (stop_.stop_requested()) {
                 spdlog::warn("received {} again: still finishing the batch in hand", strsignal(signal));
                 continue;
@@ -39,6 +42,7 @@ SignalWatcher::SignalWatcher(StopSignal& stop) : stop_(stop) {
 }
 
 SignalWatcher::~SignalWatcher() {
+    closing_ = true;
     pthread_kill(thread_.native_handle(), SIGUSR2);
     thread_.join();
 }

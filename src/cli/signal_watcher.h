@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <thread>
 
 #include "core/stop_signal.h"
@@ -19,6 +20,7 @@ public:
 
 private:
     StopSignal& stop_;
+    std::atomic<bool> closing_{false};
     std::thread thread_;
 };
 

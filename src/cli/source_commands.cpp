@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "http/shown_url.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
 #include "usage_error.h"
@@ -42,7 +43,7 @@ void print_sources(const std::vector<postgres::SourceRecord>& records, bool json
         for (const auto& r : records)
             all.push_back({{"id", r.source.id},
                            {"name", r.source.name},
-                           {"url", r.source.endpoint.url},
+                           {"url", shown_url(r.source.endpoint.url)},
                            {"headers", redacted(r.source.endpoint.headers)},
                            {"interval_ms", r.source.interval.count()},
                            {"batch_size", r.source.batch_size},
@@ -52,7 +53,7 @@ void print_sources(const std::vector<postgres::SourceRecord>& records, bool json
         return;
     }
     for (const auto& r : records)
-        std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << r.source.endpoint.url
+        std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << shown_url(r.source.endpoint.url)
                   << "  interval=" << r.source.interval.count() << "ms batch=" << r.source.batch_size
                   << " timeout=" << r.source.endpoint.timeout.count() << "ms"
                   << (r.source.endpoint.headers.empty() ? "" : " headers=" + std::to_string(r.source.endpoint.headers.size()))

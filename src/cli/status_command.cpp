@@ -43,6 +43,7 @@ void print_json(const std::vector<postgres::SourceStatus>& rows) {
                        {"consecutive_failures", s.failures},
                        {"seconds_since_last_request", optional_json(s.seconds_since_request)},
                        {"seconds_since_last_success", optional_json(s.seconds_since_success)},
+                       {"lag", s.backlog ? nlohmann::json(*s.backlog) : nlohmann::json()},
                        {"seconds_until_next_request", s.seconds_until_allowed},
                        {"last_error", s.last_error ? nlohmann::json(*s.last_error) : nlohmann::json()},
                        {"seconds_since_last_error", optional_json(s.seconds_since_error)}});
@@ -54,18 +55,20 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
     std::size_t width = 6;
     for (const auto& s : rows) width = std::max(width, s.name.size());
     const auto line = [&](const std::string& name, const std::string& state, const std::string& cursor,
-                          const std::string& stored, const std::string& fetch, const std::string& next,
-                          const std::string& error) {
-        std::cout << std::left << std::setw(static_cast<int>(width) + 2) << name << std::setw(11) << state
-                  << std::right << std::setw(12) << cursor << std::setw(12) << stored << "  " << std::left
-                  << std::setw(12) << fetch << std::setw(10) << next << error << "\n";
+                          const std::string& stored, const std::string& lag, const std::string& fetch,
+                          const std::string& ok, const std::string& next, const std::string& error) {
+        std::cout << std::left << std::setw(static_cast<int>(width) + 2) << name << std::setw(10) << state
+                  << std::right << std::setw(12) << cursor << std::setw(12) << stored << std::setw(8) << lag << "  "
+                  << std::left << std::setw(11) << fetch << std::setw(11) << ok << std::setw(9) << next << error
+                  << "\n";
     };
-    line("SOURCE", "STATE", "CURSOR", "STORED", "LAST FETCH", "NEXT", "LAST ERROR");
+    line("SOURCE", "STATE", "CURSOR", "STORED", "LAG", "LAST FETCH", "LAST OK", "NEXT", "LAST ERROR");
     for (const auto& s : rows) {
         std::string error = "-";
         if (s.last_error) error = "(" + ago(s.seconds_since_error) + ") " + *s.last_error;
         line(s.name, state_of(s), std::to_string(s.cursor), std::to_string(s.events_stored),
-             ago(s.seconds_since_request), next_request(s.seconds_until_allowed), error);
+             s.backlog ? std::to_string(*s.backlog) : "-", ago(s.seconds_since_request), ago(s.seconds_since_success),
+             next_request(s.seconds_until_allowed), error);
     }
     if (rows.empty()) std::cout << "(no sources: add one with `tributary source add NAME --url URL`)\n";
 }

@@ -128,7 +128,18 @@ TurnReport Loader::load_source(const Source& source) {
     if (pass.decision == SourceGate::Decision::not_due)
         return {pass.drained ? SourceOutcome::empty : SourceOutcome::not_due};
     if (pass.decision == SourceGate::Decision::backing_off) return {SourceOutcome::backing_off};
-    return fetch_and_store(source, pass.consecutive_failures);
+    try {
+        return fetch_and_store(source, pass.consecutive_failures);
+    } catch (const DatabaseUnavailable&) {
+        throw;
+    } catch (const std::exception& e) {
+        // The slot is reserved: close it with a backoff and a visible cause,
+        // rather than leaving the source leased and "ok" in status.
+        return record_failure(source,
+                              FetchResult::failure(FetchResult::Status::transient,
+                                                   std::string("database error: ") + e.what()),
+                              FailureClass::store, pass.consecutive_failures + 1);
+    }
 }
 
 TurnReport Loader::fetch_and_store(const Source& source, int failures_before) {
@@ -144,7 +155,7 @@ TurnReport Loader::fetch_and_store(const Source& source, int failures_before) {
     }
     const auto fetch_time = ports_.clock.now() - fetch_start;
     if (result.status == FetchResult::Status::stopped) {
-        ports_.gate.record_success(source, false);
+        ports_.gate.release_slot(source);
         return {SourceOutcome::stopped};
     }
     TurnReport report{SourceOutcome::failed};
@@ -166,7 +177,7 @@ TurnReport Loader::store_batch(const Source& source, std::int64_t cursor, FetchR
     if (result.events.size() > static_cast<std::size_t>(source.batch_size))
         result.events.resize(static_cast<std::size_t>(source.batch_size));
     if (result.events.empty()) {
-        ports_.gate.record_success(source, true);
+        ports_.gate.record_success(source, true, result.backlog);
         return {SourceOutcome::empty, 0, FailureClass::none, {}, {}, cursor, result.backlog};
     }
 
@@ -183,7 +194,7 @@ TurnReport Loader::store_batch(const Source& source, std::int64_t cursor, FetchR
     }
     const auto append_time = ports_.clock.now() - append_start;
     if (appended == EventStore::AppendResult::appended) fault_point("after_commit");
-    ports_.gate.record_success(source, false);
+    ports_.gate.record_success(source, false, result.backlog);
     if (appended == EventStore::AppendResult::conflict) {
         spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
                      source.name, options_.worker, cursor);
@@ -236,6 +247,13 @@ void Loader::run(bool until_idle) {
             if (!database_away) observer_.database_changed(false, e.what());
             database_away = true;
             ports_.clock.sleep_for(outage.next());
+            continue;
+        } catch (const std::exception& e) {
+            // E.g. the source list locked by a migration: wait and try again;
+            // a worker that gave up would silently shrink the process.
+            const auto pause = outage.next();
+            spdlog::error("worker={} pass failed, retrying in {} ms: {}", options_.worker, pause.count(), e.what());
+            ports_.clock.sleep_for(pause);
             continue;
         }
         if (database_away) observer_.database_changed(true, {});

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "source.h"
@@ -31,8 +33,12 @@ public:
     /// Reserves the next request slot when the source is due.
     virtual Pass try_pass(const Source& source) = 0;
     /// Closes a reserved slot after a good fetch: next request after
-    /// `interval`. `drained`: the fetch found nothing new.
-    virtual void record_success(const Source& source, bool drained) = 0;
+    /// `interval`. `drained`: the fetch found nothing new; `backlog`: what
+    /// the source said it still holds, if it did.
+    virtual void record_success(const Source& source, bool drained, std::optional<std::int64_t> backlog = {}) = 0;
+    /// Closes a reserved slot whose request was abandoned (the process is
+    /// stopping): next request after `interval`; failures and state stay.
+    virtual void release_slot(const Source& source) = 0;
     /// Closes a reserved slot after a failure: no request for `delay`.
     virtual void record_failure(const Source& source, Failure kind, const std::string& error,
                                 std::chrono::milliseconds delay) = 0;

@@ -1,4 +1,5 @@
 #include "curl_event_fetcher.h"
+#include "shown_url.h"
 
 #include <algorithm>
 #include <cctype>
@@ -74,17 +75,6 @@ std::string request_url(const std::string& base, std::int64_t after_id, int limi
     else if (url.back() != '?' && url.back() != '&')
         url += '&';
     return url + fmt::format("after_id={}&limit={}", after_id, limit);
-}
-
-// Queries and user:password@ often carry credentials: messages show neither.
-std::string shown_url(const std::string& url) {
-    std::string shown = url.substr(0, url.find_first_of("?#"));
-    const auto scheme = shown.find("://");
-    const auto host = scheme == std::string::npos ? 0 : scheme + 3;
-    const auto at = shown.find('@', host);
-    const auto slash = shown.find('/', host);
-    if (at != std::string::npos && (slash == std::string::npos || at < slash)) shown.erase(host, at + 1 - host);
-    return shown;
 }
 
 std::string lowercase(std::string_view s) {

@@ -55,6 +55,12 @@ EventStore::AppendResult PostgresEventStore::append(int source_id, std::int64_t 
             return AppendResult::conflict;  // another writer stored these ids first
         } catch (const pqxx::data_exception& e) {
             throw BatchRejected(e.what());
+        } catch (const pqxx::statement_completion_unknown& e) {
+            throw DatabaseUnavailable(std::string("COMMIT outcome unknown: ") + e.what());
+        } catch (const pqxx::transaction_rollback& e) {
+            // 40001, 40P01 (libpqxx 6.4 does not derive these from sql_error).
+            if (attempt == kAttempts) throw;
+            pause_before_retry(attempt);
         } catch (const pqxx::sql_error& e) {
             if (!is_retryable(e) || attempt == kAttempts) throw;
             pause_before_retry(attempt);

@@ -56,6 +56,7 @@ pqxx::connection& PostgresSession::connection() {
         for (const auto& [name, sql] : statements_) fresh->prepare(name, sql);
         connection_ = std::move(fresh);
         ++generation_;
+        if (on_new_session_) on_new_session_(generation_);
     } catch (const pqxx::broken_connection& e) {
         throw DatabaseUnavailable(std::string("cannot connect to PostgreSQL: ") + e.what());
     }
@@ -80,7 +81,6 @@ void PostgresSession::translate_failure(const std::exception& e) {
             disconnect();
             throw DatabaseUnavailable(std::string("PostgreSQL ended the session: ") + e.what());
         }
-        if (sql->sqlstate() == "57014") throw DatabaseUnavailable(std::string("statement timed out: ") + e.what());
         throw_if_schema_missing(*sql);
     }
     if (connection_ && !connection_->is_open()) {

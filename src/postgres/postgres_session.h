@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,9 @@ public:
         }
     }
 
+    /// Called with the new generation each time a session is opened.
+    void on_new_session(std::function<void(std::uint64_t)> callback) { on_new_session_ = std::move(callback); }
+
     /// Increments each time a new connection is opened.
     std::uint64_t generation() const noexcept { return generation_; }
     bool connected() const noexcept { return connection_ != nullptr; }
@@ -52,6 +56,7 @@ private:
     std::vector<std::pair<std::string, std::string>> statements_;
     std::unique_ptr<pqxx::connection> connection_;
     std::uint64_t generation_ = 0;
+    std::function<void(std::uint64_t)> on_new_session_;
 };
 
 /// True for SQLSTATEs worth retrying a transaction on (serialization failure,

@@ -7,6 +7,7 @@ namespace {
 constexpr const char* kTryPass = "tributary_gate_try_pass";
 constexpr const char* kSuccess = "tributary_gate_success";
 constexpr const char* kFailure = "tributary_gate_failure";
+constexpr const char* kRelease = "tributary_gate_release";
 
 // One statement decides and, when due, claims: the CTE claims the slot; the
 // second branch reports why not (a row always exists for a source).
@@ -24,7 +25,13 @@ SELECT false, failures, drained FROM tributary.gates WHERE source_id = $1 AND NO
 constexpr const char* kSuccessSql = R"sql(
 UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
-       last_success_at = now(), failures = 0, state = 'ok', drained = $3
+       last_success_at = now(), failures = 0, state = 'ok', drained = $3,
+       backlog = $4
+ WHERE source_id = $1)sql";
+
+constexpr const char* kReleaseSql = R"sql(
+UPDATE tributary.gates
+   SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000)
  WHERE source_id = $1)sql";
 
 constexpr const char* kFailureSql = R"sql(
@@ -32,6 +39,8 @@ UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
        failures = failures + 1, state = $3, last_error = $4, last_error_at = now(), drained = false
  WHERE source_id = $1)sql";
+
+constexpr std::chrono::milliseconds kLeaseMargin{5000};
 
 const char* state_name(SourceGate::Failure kind) {
     switch (kind) {
@@ -61,10 +70,13 @@ PostgresSourceGate::PostgresSourceGate(PostgresSession& session) : session_(sess
     session_.prepare(kTryPass, kTryPassSql);
     session_.prepare(kSuccess, kSuccessSql);
     session_.prepare(kFailure, kFailureSql);
+    session_.prepare(kRelease, kReleaseSql);
 }
 
 SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
-    const auto lease = source.endpoint.timeout + source.interval;
+    // The request starts a little after this statement (cursor read, lock
+    // waits up to lock_timeout): the margin keeps the lease covering all of it.
+    const auto lease = source.endpoint.timeout + source.interval + kLeaseMargin;
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         const auto rows = tx.exec_prepared(kTryPass, source.id, lease.count());
@@ -77,10 +89,20 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
     });
 }
 
-void PostgresSourceGate::record_success(const Source& source, bool drained) {
+void PostgresSourceGate::record_success(const Source& source, bool drained, std::optional<std::int64_t> backlog) {
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        tx.exec_prepared(kSuccess, source.id, source.interval.count(), drained);
+        // libpqxx 6.4 passes a null pointer as SQL NULL.
+        const std::string backlog_text = backlog ? std::to_string(*backlog) : std::string();
+        tx.exec_prepared(kSuccess, source.id, source.interval.count(), drained,
+                         backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr));
+    });
+}
+
+void PostgresSourceGate::release_slot(const Source& source) {
+    session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        tx.exec_prepared(kRelease, source.id, source.interval.count());
     });
 }
 

@@ -127,7 +127,8 @@ SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
        extract(epoch FROM now() - g.last_success_at)::float8,
        CASE WHEN g.next_allowed_at > now() THEN extract(epoch FROM g.next_allowed_at - now())::float8 ELSE 0 END,
        g.last_error,
-       extract(epoch FROM now() - g.last_error_at)::float8
+       extract(epoch FROM now() - g.last_error_at)::float8,
+       g.backlog
   FROM tributary.sources s
   JOIN tributary.cursors c ON c.source_id = s.id
   JOIN tributary.gates g ON g.source_id = s.id
@@ -146,6 +147,7 @@ SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
             st.seconds_until_allowed = row[8].is_null() ? 0 : row[8].as<double>();
             st.last_error = optional_field<std::string>(row[9]);
             st.seconds_since_error = optional_field<double>(row[10]);
+            st.backlog = optional_field<std::int64_t>(row[11]);
             result.push_back(std::move(st));
         }
         return result;

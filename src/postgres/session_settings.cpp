@@ -9,7 +9,10 @@ namespace {
 
 const std::vector<std::pair<const char*, const char*>> kDefaults = {
     {"connect_timeout", "10"},    {"keepalives", "1"},         {"keepalives_idle", "30"},
-    {"keepalives_interval", "10"}, {"keepalives_count", "3"},  {"application_name", "tributary"},
+    {"keepalives_interval", "10"}, {"keepalives_count", "3"},
+    // Unacknowledged data (a COPY into a vanished host) fails after 30 s
+    // instead of the kernel's ~15 minutes of retransmissions.
+    {"tcp_user_timeout", "30000"},  {"application_name", "tributary"},
     // Payloads are UTF-8 JSON whatever the database's encoding; PostgreSQL
     // converts, or refuses a character the database cannot hold.
     {"client_encoding", "UTF8"},
@@ -35,9 +38,16 @@ std::string with_connection_defaults(const std::string& conninfo) {
 }
 
 const char* session_setup_sql() {
+    // The tcp_* settings are the server's side of the keepalives: when a
+    // loader's host vanishes, its backend (and the advisory locks it holds)
+    // goes within about a minute, not the server default of two hours.
     return "SET statement_timeout = '60s'; "
            "SET lock_timeout = '5s'; "
-           "SET idle_in_transaction_session_timeout = '60s'";
+           "SET idle_in_transaction_session_timeout = '60s'; "
+           "SET tcp_keepalives_idle = 30; "
+           "SET tcp_keepalives_interval = 10; "
+           "SET tcp_keepalives_count = 3; "
+           "SET tcp_user_timeout = 30000";
 }
 
 }  // namespace tributary::postgres

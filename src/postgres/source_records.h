@@ -39,6 +39,7 @@ struct SourceStatus {
     double seconds_until_allowed = 0;  ///< 0 when due now
     std::optional<std::string> last_error;
     std::optional<double> seconds_since_error;
+    std::optional<std::int64_t> backlog;  ///< as the source last reported it
 };
 
 }  // namespace tributary::postgres

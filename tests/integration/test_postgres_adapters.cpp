@@ -164,7 +164,7 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
     CHECK(first.try_pass(source).decision == SourceGate::Decision::pass);
     // In flight: nobody else may ask, for up to the timeout.
     CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
-    first.record_success(source, false);
+    first.record_success(source, false, std::nullopt);
     CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
     std::this_thread::sleep_for(320ms);
     CHECK(second.try_pass(source).decision == SourceGate::Decision::pass);
@@ -178,7 +178,7 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
     const auto after = first.try_pass(source);
     CHECK(after.decision == SourceGate::Decision::pass);
     CHECK(after.consecutive_failures == 1);
-    first.record_success(source, false);
+    first.record_success(source, false, std::nullopt);
     CHECK(db.scalar("SELECT state || failures FROM tributary.gates") == "ok0");
 }
 

@@ -36,13 +36,18 @@ SourceGate::Pass FakeSourceGate::try_pass(const Source& source) {
     return {Decision::pass, row.failures, row.drained};
 }
 
-void FakeSourceGate::record_success(const Source& source, bool drained) {
+void FakeSourceGate::record_success(const Source& source, bool drained, std::optional<std::int64_t> backlog) {
     Row& row = rows[source.id];
     row.drained = drained;
+    row.backlog = backlog;
     row.next_allowed = clock_.now() + source.interval;
     row.failures = 0;
     row.state = "ok";
     ++successes;
+}
+
+void FakeSourceGate::release_slot(const Source& source) {
+    rows[source.id].next_allowed = clock_.now() + source.interval;
 }
 
 void FakeSourceGate::record_failure(const Source& source, Failure kind, const std::string& error,

@@ -60,7 +60,8 @@ class FakeSourceGate : public SourceGate {
 public:
     explicit FakeSourceGate(const Clock& clock) : clock_(clock) {}
     Pass try_pass(const Source& source) override;
-    void record_success(const Source& source, bool drained) override;
+    void record_success(const Source& source, bool drained, std::optional<std::int64_t> backlog) override;
+    void release_slot(const Source& source) override;
     void record_failure(const Source& source, Failure kind, const std::string& error,
                         std::chrono::milliseconds delay) override;
 
@@ -68,6 +69,7 @@ public:
         Clock::time_point next_allowed{};
         int failures = 0;
         bool drained = false;
+        std::optional<std::int64_t> backlog;
         std::string state = "ok";
         std::string last_error;
     };

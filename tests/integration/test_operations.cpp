@@ -1,0 +1,217 @@
+// Operating a running loader: /metrics (checked by promtool), /healthz
+// through a database outage, JSON logs, the memory ceiling, no secrets in
+// output, and the systemd unit and crontab we document.
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "support/source_server.h"
+#include "support/test_database.h"
+#include "support/tributary_cli.h"
+
+using namespace tributary::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Waits until the child's stderr matches `pattern`; returns the first group.
+std::string wait_for_log(const ChildProcess& child, const std::string& pattern, std::chrono::seconds timeout = 20s) {
+    const std::regex re(pattern);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::smatch match;
+        const auto err = child.err();
+        if (std::regex_search(err, match, re)) return match.size() > 1 ? match[1].str() : match[0].str();
+        std::this_thread::sleep_for(50ms);
+    }
+    FAIL("no log line matching " << pattern << " in:\n" << child.err());
+    return {};
+}
+
+struct Scrape {
+    int status = 0;
+    std::string body;
+};
+
+Scrape get(int port, const char* path) {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(5, 0);
+    const auto res = client.Get(path);
+    if (!res) return {};
+    return {res->status, res->body};
+}
+
+/// The value of one sample line, e.g. `tributary_events_stored_total{source="x"}`.
+double sample(const std::string& text, const std::string& series) {
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + series.size() + 2));
+}
+
+std::string env(const char* name) {
+    const char* value = std::getenv(name);
+    if (!value) FAIL(name << " is not set: run the tests with scripts/test");
+    return value;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+    const std::string path = "/tmp/tributary-test-" + std::to_string(getpid()) + "-" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("/metrics moves during a run and passes promtool") {
+    TestDatabase db;
+    SourceServer server({"--sources", "2", "--prefix", "ops.src-", "--backlog", "3000", "--rate", "100"});
+    for (int i = 0; i < 2; ++i) {
+        const auto name = "ops.src-" + std::to_string(i);
+        run_tributary(db.url(), {"source", "add", name, "--url", server.events_url(name)});
+    }
+    run_tributary(db.url(), {"source", "add", "ops.broken", "--url", server.base_url() + "/sources/nope/events"});
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "2", "--metrics-addr", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+
+    std::this_thread::sleep_for(1500ms);
+    const auto first = get(port, "/metrics");
+    REQUIRE(first.status == 200);
+    std::this_thread::sleep_for(1500ms);
+    const auto second = get(port, "/metrics");
+    const std::string stored = R"(tributary_events_stored_total{source="ops.src-0"})";
+    CHECK(sample(first.body, stored) >= 3000);
+    CHECK(sample(second.body, stored) > sample(first.body, stored));
+    CHECK(sample(second.body, "tributary_passes_total") > sample(first.body, "tributary_passes_total"));
+    CHECK(sample(second.body, R"(tributary_fetch_errors_total{class="http_status",source="ops.broken"})") >= 1);
+    CHECK(sample(second.body, R"(tributary_source_failing{source="ops.broken"})") == 1);
+    CHECK(sample(second.body, R"(tributary_source_cursor{source="ops.src-1"})") >= 3000);
+    CHECK(sample(second.body, "tributary_workers") == 2);
+    CHECK(second.body.find("tributary_fetch_duration_seconds_bucket{source=\"ops.src-0\",le=\"0.005\"}") !=
+          std::string::npos);
+    CHECK(get(port, "/healthz").status == 200);
+
+    const auto metrics_file = write_temp("metrics.txt", second.body);
+    const auto promtool = run_program({"/bin/sh", "-c", "promtool check metrics < " + metrics_file});
+    INFO(promtool.out << promtool.err);
+    CHECK(promtool.code == 0);
+    std::remove(metrics_file.c_str());
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+}
+
+TEST_CASE("a database outage: said once, /healthz 503 with the reason, resumed by itself") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "ops.src-", "--backlog", "10", "--rate", "50"});
+    run_tributary(db.url(), {"source", "add", "ops.src-0", "--url", server.events_url("ops.src-0")});
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "3", "--metrics-addr", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+    std::this_thread::sleep_for(1s);
+    REQUIRE(get(port, "/healthz").status == 200);
+
+    ChildProcess outage({env("TRIBUTARY_PG_TMP"), "restart", env("TRIBUTARY_TEST_PG_DIR"), "fast", "6"});
+    wait_for_log(loader, "database unavailable");
+    const auto down = get(port, "/healthz");
+    CHECK(down.status == 503);
+    CHECK_THAT(down.body, Catch::StartsWith("database unreachable"));
+    REQUIRE(outage.wait_for(60s) == 0);
+    wait_for_log(loader, "database reachable again", 30s);
+    CHECK(get(port, "/healthz").status == 200);
+
+    const auto log = loader.err();
+    const auto said = [&](const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+        return n;
+    };
+    CHECK(said("database unavailable") == 1);  // not once per worker, source or retry
+    CHECK(said("database reachable again") == 1);
+    const auto before = db.scalar("SELECT events_stored FROM tributary.cursors");
+    std::this_thread::sleep_for(1500ms);
+    CHECK(std::stol(db.scalar("SELECT events_stored FROM tributary.cursors")) > std::stol(before));
+    CHECK(sample(get(port, "/metrics").body, "tributary_database_reconnects_total") >= 3);
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+}
+
+TEST_CASE("JSON logs carry source and worker as fields, and never a header's value") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "ops.src-", "--fault", "ops.src-0=http-404"});
+    run_tributary(db.url(), {"source", "add", "ops.src-0", "--url", server.events_url("ops.src-0") + "?token=s3cr3t-q",
+                             "--header", "Authorization: Bearer s3cr3t-h"});
+    const auto run = run_tributary(db.url(), {"--log-format", "json", "run", "--until-idle"});
+    bool saw_warning = false;
+    std::istringstream lines(run.err);
+    for (std::string line; std::getline(lines, line);) {
+        const auto record = nlohmann::json::parse(line);  // every line is one JSON object
+        CHECK(record.contains("time"));
+        CHECK(record.contains("host"));
+        CHECK(record.contains("pid"));
+        if (record["level"] == "warning") {
+            saw_warning = true;
+            CHECK(record["source"] == "ops.src-0");
+            CHECK_THAT(record["worker"].get<std::string>(), Catch::StartsWith("w"));
+            CHECK_THAT(record["msg"].get<std::string>(), Catch::Contains("HTTP 404"));
+        }
+    }
+    CHECK(saw_warning);
+    const auto listing = run_tributary(db.url(), {"source", "list", "--json"}).out + run_tributary(db.url(), {"source", "list"}).out;
+    for (const auto& text : {run.err, listing, run_tributary(db.url(), {"status", "--json"}).out}) {
+        CHECK(text.find("s3cr3t") == std::string::npos);
+    }
+    CHECK_THAT(listing, Catch::Contains("Authorization: <redacted>"));
+}
+
+TEST_CASE("--max-rss stops gracefully with exit code 3 for the supervisor") {
+    TestDatabase db;
+    ChildProcess loader(tributary_args(db.url(), {"run", "--max-rss", "1"}));
+    REQUIRE(loader.wait_for(20s) == 3);
+    CHECK_THAT(loader.err(), Catch::Contains("memory ceiling reached"));
+}
+
+TEST_CASE("bad run flags are usage errors") {
+    TestDatabase db;
+    CHECK(run_tributary(db.url(), {"run", "--metrics-addr", "nonsense"}, 2).err.find("HOST:PORT") != std::string::npos);
+    CHECK(run_tributary(db.url(), {"run", "--max-runtime", "99999999h"}, 2).err.find("invalid duration") !=
+          std::string::npos);
+    run_tributary(db.url(), {"run", "--workers", "0"}, 2);
+    run_tributary(db.url(), {"--log-format", "xml", "status"}, 2);
+}
+
+TEST_CASE("the documented systemd unit verifies and the crontab line is well-formed") {
+    std::string unit = read_file(TRIBUTARY_SOURCE_DIR "/docs/tributary.service");
+    REQUIRE_FALSE(unit.empty());
+    // systemd-analyze checks that the binary exists: point it at the one under test.
+    unit = std::regex_replace(unit, std::regex("/usr/local/bin/tributary"), TRIBUTARY_BIN);
+    unit = std::regex_replace(unit, std::regex("User=tributary"), "User=root");
+    unit = std::regex_replace(unit, std::regex("EnvironmentFile=.*"), "");
+    const auto dir = "/tmp/tributary-unit-" + std::to_string(getpid());
+    run_program({"/bin/mkdir", "-p", dir});
+    std::ofstream(dir + "/tributary.service") << unit;
+    const auto verify = run_program({"/usr/bin/systemd-analyze", "verify", dir + "/tributary.service"});
+    INFO(verify.out << verify.err);
+    CHECK(verify.code == 0);
+    run_program({"/bin/rm", "-rf", dir});
+
+    const std::string cron = read_file(TRIBUTARY_SOURCE_DIR "/docs/tributary.cron");
+    const std::regex job(R"(^\* \* \* \* \* \S+ /usr/local/bin/tributary run --max-runtime 55s .*$)");
+    std::istringstream lines(cron);
+    int jobs = 0;
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty() && line[0] != '#' && line.find('=') == std::string::npos) {
+            CHECK(std::regex_match(line, job));
+            ++jobs;
+        }
+    CHECK(jobs == 1);
+}
