@@ -254,3 +254,44 @@ TEST_CASE("a source another worker found empty a moment ago counts as caught up"
     CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::empty);  // gated, but drained
     CHECK(rig.fetcher.fetches == 2);
 }
+
+TEST_CASE("a stop while a failing source is asked keeps its backoff") {
+    Rig rig;
+    rig.fetcher.scripted[1].push_back(FetchResult::failure(FetchResult::Status::transient, "HTTP 503"));
+    rig.fetcher.scripted[1].push_back(FetchResult::failure(FetchResult::Status::stopped, "stopping"));
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::failed);
+    rig.clock.advance(2min);
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::stopped);
+    CHECK(rig.gate.rows[1].failures == 1);
+    CHECK(rig.gate.rows[1].state == "transient");
+}
+
+TEST_CASE("an unexpected store error closes the slot with a backoff and a cause") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    rig.store.fail_next_append = [] { throw std::runtime_error("could not serialize access"); };
+    const auto turn = rig.loader.load_source(rig.source(1));
+    CHECK(turn.outcome == SourceOutcome::failed);
+    CHECK(turn.failure == FailureClass::store);
+    CHECK(rig.gate.rows[1].state == "transient");
+    CHECK_THAT(rig.gate.rows[1].last_error, Catch::Contains("could not serialize access"));
+    CHECK_FALSE(rig.lock.holds(1));
+}
+
+TEST_CASE("a pass that fails for another reason than an outage is retried, the worker lives on") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    struct FlakyCatalog : SourceCatalog {
+        FakeSourceCatalog& real;
+        int calls = 0;
+        explicit FlakyCatalog(FakeSourceCatalog& r) : real(r) {}
+        std::vector<Source> enabled_sources() override {
+            if (++calls <= 2) throw std::runtime_error("canceling statement due to lock timeout");
+            return real.enabled_sources();
+        }
+    } catalog(rig.catalog);
+    Loader loader({catalog, rig.lock, rig.gate, rig.store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
+    loader.run(true);
+    CHECK(rig.store.cursors[1] == 5);
+    CHECK(rig.clock.sleeps.at(0) == 500ms);
+}
