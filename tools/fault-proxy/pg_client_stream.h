@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tributary::fault_proxy {
+
+// Follows the client->server half of one PostgreSQL v3 connection just far enough to find message
+// boundaries, and reports where each simple-query COMMIT message ends.
+//
+//   startup phase:  untyped messages, int32 length (including itself) + int32 code. An SSLRequest
+//                   (80877103) or GSSENCRequest (80877104) is answered by the server with one byte:
+//                   'N' = go on in clear (another untyped message follows), 'S'/'G' = the rest is
+//                   encrypted and this stream stops looking (Opaque). Any other code (the
+//                   StartupMessage, a CancelRequest) ends the startup phase.
+//   message phase:  typed messages, 1 type byte + int32 length (including itself).
+//
+// Anything that breaks these rules turns the stream Opaque: bytes still flow, nothing is recognised.
+class PgClientStream {
+ public:
+  enum class Phase { Startup, AwaitingEncryptionAnswer, Messages, Opaque };
+
+  // Client->server bytes, in order. Appends to `commit_ends`, for each simple-query ('Q') message
+  // recognised as a COMMIT (see is_commit_query), the offset in [data, data+size] just past its
+  // last byte.
+  void client_bytes(const char* data, std::size_t size, std::vector<std::size_t>& commit_ends);
+
+  // Server->client bytes, in order: only the answer to an SSLRequest/GSSENCRequest matters.
+  void server_bytes(const char* data, std::size_t size);
+
+  Phase phase() const { return phase_; }
+  // Why the stream became Opaque ("" otherwise).
+  const std::string& opaque_reason() const { return opaque_reason_; }
+
+ private:
+  void become_opaque(std::string reason);
+  // Called with the offset just past the end of the message that just completed.
+  void message_complete(std::size_t end, std::vector<std::size_t>& commit_ends);
+
+  Phase phase_ = Phase::Startup;
+  std::string opaque_reason_;
+  unsigned char header_[8] = {};
+  std::size_t header_have_ = 0;
+  std::uint64_t body_remaining_ = 0;  // body bytes of the current message still to come
+  bool in_body_ = false;
+  bool capturing_ = false;            // keeping the body: a 'Q' short enough to be a COMMIT
+  std::string query_;
+};
+
+// True for the text of a simple query that commits, compared trimmed and case-insensitively:
+// COMMIT or END, optionally followed by WORK or TRANSACTION, optionally followed by one ';'.
+// The message's terminating NUL may be included.
+bool is_commit_query(std::string_view text);
+
+}  // namespace tributary::fault_proxy
