@@ -6,6 +6,8 @@
 
 #include <thread>
 
+#include <pqxx/pqxx>
+
 #include "core/errors.h"
 #include "postgres/postgres_event_store.h"
 #include "postgres/postgres_session.h"
@@ -206,4 +208,31 @@ TEST_CASE("a session that lost its server raises DatabaseUnavailable, then recon
     CHECK(store.cursor(source.id) == 0);
     CHECK(session.generation() == generation + 1);
     CHECK(store.append(source.id, 0, batch(1, 2)) == EventStore::AppendResult::appended);
+}
+
+TEST_CASE("payloads round-trip byte for byte through COPY: escapes, non-ASCII, big numbers") {
+    TestDatabase db;
+    const auto source = registered(db, "copy.roundtrip");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresEventStore store(session);
+    const std::vector<std::string> payloads = {
+        R"({"name": "Zoë – 東京 🚀", "tab": "a\tb", "nl": "x\ny", "bs": "c:\\dir", "q": "\"quoted\""})",
+        R"({"big": 12345678901234567890123, "exact": 0.1000000000000000055511151231257827})",
+        R"(["\u00e9", "\\N", "\\.", null, true, -0, 1E2])",
+        "\"just a string with \\\\ and \\u0001\"",
+    };
+    EventBatch events;
+    for (std::size_t i = 0; i < payloads.size(); ++i) events.push_back({static_cast<std::int64_t>(i + 1), payloads[i]});
+    REQUIRE(store.append(source.id, 0, events) == EventStore::AppendResult::appended);
+    pqxx::connection c(db.url());
+    pqxx::nontransaction tx(c);
+    for (std::size_t i = 0; i < payloads.size(); ++i) {
+        // jsonb normalises whitespace and key order, so compare as jsonb.
+        const auto same = tx.exec_params1("SELECT payload = $1::jsonb FROM tributary.events WHERE event_id = $2",
+                                          payloads[i], static_cast<std::int64_t>(i + 1))[0]
+                              .as<bool>();
+        INFO(payloads[i]);
+        CHECK(same);
+    }
+    CHECK(db.scalar("SELECT payload->>'big' FROM tributary.events WHERE event_id = 2") == "12345678901234567890123");
 }
