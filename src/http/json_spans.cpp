@@ -201,28 +201,29 @@ std::size_t read_element(std::string_view s, std::size_t i, std::size_t index, s
 }
 
 // The events array whose '[' is at s[i]; `spans` is replaced, not added to,
-// because a later "events" member overrides an earlier one.
-std::size_t read_events(std::string_view s, std::size_t i, std::vector<PayloadSpan>& spans) {
+// because a later "events" member overrides an earlier one. Elements from
+// `first` on are only skipped.
+std::size_t read_events(std::string_view s, std::size_t i, std::size_t first, std::vector<PayloadSpan>& spans) {
     spans.clear();
     return walk_array(s, i, [&](std::size_t index, std::size_t element) {
-        return read_element(s, element, index, spans);
+        return index < first ? read_element(s, element, index, spans) : skip_value(s, element);
     });
 }
 
 }  // namespace
 
-std::optional<std::vector<PayloadSpan>> payload_spans(std::string_view body) {
+std::optional<std::vector<PayloadSpan>> payload_spans(std::string_view body, std::size_t first_events) {
     std::vector<PayloadSpan> spans;
     bool found = false;  // whether the "events" that counts (the last one) is an array
     std::size_t i = skip_space(body, skip_bom(body));
     if (i < body.size() && body[i] == '[') {
         found = true;
-        i = read_events(body, i, spans);
+        i = read_events(body, i, first_events, spans);
     } else if (i < body.size() && body[i] == '{') {
         i = walk_object(body, i, [&](std::string_view key, std::size_t value) {
             if (!key_is(key, "events")) return skip_value(body, value);
             found = value < body.size() && body[value] == '[';
-            return found ? read_events(body, value, spans) : skip_value(body, value);
+            return found ? read_events(body, value, first_events, spans) : skip_value(body, value);
         });
     } else {
         return std::nullopt;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,7 +34,12 @@ struct PayloadSpan {
 /// not a JSON value of that shape (no "events", not an array, cut short ...),
 /// but an invalid body may still give spans. Iterative, so the nesting depth
 /// costs no stack; one pass over the body. Never throws except bad_alloc.
-std::optional<std::vector<PayloadSpan>> payload_spans(std::string_view body);
+///
+/// Only the elements before `first_events` give spans (the rest of the body
+/// is still walked), so a caller that keeps a few events of a long list does
+/// not pay for a span of each.
+std::optional<std::vector<PayloadSpan>> payload_spans(
+    std::string_view body, std::size_t first_events = std::numeric_limits<std::size_t>::max());
 
 /// The value of a JSON string token (`token` includes both quotes), its
 /// escapes decoded to UTF-8 as a JSON parser would, surrogate pairs included.

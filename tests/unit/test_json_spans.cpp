@@ -136,6 +136,26 @@ TEST_CASE("payload_spans gives nothing for a body without an events array", "[js
     }
 }
 
+TEST_CASE("payload_spans gives spans only for the first events asked for", "[json_spans]") {
+    const std::string body = R"({"events":[{"payload":1},{"payload":[2]},7,{"payload":3}],"x":[{"payload":9}]})";
+    const auto spans = [&](std::size_t first) {
+        const auto found = payload_spans(body, first);
+        REQUIRE(found);
+        std::vector<std::string> out;
+        for (const auto& s : *found) out.emplace_back(s.in(body));
+        return out;
+    };
+    CHECK(spans(0).empty());
+    CHECK(spans(1) == std::vector<std::string>{"1"});
+    CHECK(spans(2) == std::vector<std::string>{"1", "[2]"});
+    CHECK(spans(3) == std::vector<std::string>{"1", "[2]"});  // element 2 has no payload
+    CHECK(spans(4) == std::vector<std::string>{"1", "[2]", "3"});
+    CHECK(spans(100) == spans(4));
+    // The rest of the body is still walked, so a broken one still gives nothing.
+    CHECK_FALSE(payload_spans(R"([{"payload":1},{"payload":2}] [])", 1));
+    CHECK_FALSE(payload_spans(R"({"events":[{"payload":1}],"events":7})", 1));
+}
+
 TEST_CASE("payload_spans skips deep nesting without recursion", "[json_spans]") {
     const std::string deep = std::string(200000, '[') + "\"]\"" + std::string(200000, ']');
     const std::string body = R"([{"payload":)" + deep + "}]";
