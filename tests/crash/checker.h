@@ -1,0 +1,36 @@
+#pragma once
+
+// The independent checker. It shares nothing with the loader: it reads
+// tributary.events with its own SQL and the sources' ground truth and request
+// logs over HTTP, and counts anomalies by class. Its only knowledge of
+// tributary is the documented SQL surface (README, "SQL surface").
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tributary::crash {
+
+struct CheckInput {
+    std::string db_url;
+    std::string source_server_url;
+    std::vector<std::string> sources;
+    /// Two requests to one source must arrive at least this far apart.
+    std::chrono::milliseconds min_gap{200};
+};
+
+struct CheckReport {
+    long events_checked = 0;  ///< events in the ground truth, each compared
+    long events_stored = 0;
+    long requests_checked = 0;
+    /// lost, duplicated, out_of_order, payload_mismatch,
+    /// stored_from_hostile_batch, cursor_inconsistent, gate_violation.
+    std::map<std::string, long> counts;
+    std::vector<std::string> evidence;
+    double min_gap_ms = 1e18;  ///< the smallest gap seen between two requests to a source
+};
+
+CheckReport check(const CheckInput& input);
+
+}  // namespace tributary::crash

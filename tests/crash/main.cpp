@@ -1,0 +1,204 @@
+// crash_suite: the crash & fault suite of issue 3. Loaders run under faults
+// (kill -9, fault points, SIGSTOP zombies, killed sessions, PostgreSQL
+// restarts, a faulty TCP proxy, hostile sources) against sources with known
+// ground truth; then the faults heal, the loaders drain and stop gracefully,
+// and an independent checker counts anomalies. Exit 0 only when all are zero.
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "binaries.h"
+#include "checker.h"
+#include "cluster.h"
+#include "drain.h"
+#include "hostile.h"
+#include "monitor.h"
+#include "processes.h"
+#include "proxy.h"
+#include "report.h"
+#include "run_options.h"
+#include "scheduler.h"
+#include "sources.h"
+#include "supervisor.h"
+
+using namespace tributary::crash;
+
+namespace {
+
+/// The hostile-capable sources' request timeout: long enough for a real
+/// batch, short so that slow-body and huge give up soon.
+constexpr std::chrono::milliseconds kHostileTimeout{3000};
+
+std::string fixed(double value, int decimals = 1) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    return text;
+}
+
+void run_tributary(const Binaries& bin, const Cluster& cluster, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{bin.tributary, "--db", cluster.url()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto done = run_to_end(argv, std::chrono::minutes(1));
+    if (done.code != 0) throw std::runtime_error("tributary " + args.at(0) + " failed: " + done.err);
+}
+
+SourcePlan source_plan(const RunOptions& o) {
+    SourcePlan plan;
+    plan.healthy = o.healthy;
+    plan.hostile_capable = o.hostile;
+    plan.backlog = o.backlog;
+    plan.rate = o.rate;
+    // Production ends shortly before the faults do, so the drain has a fixed target.
+    plan.max_events = o.backlog + static_cast<long>(o.rate * (o.duration_s - 15));
+    // Each open connection holds a server thread: 4 per loader worker, and the harness's.
+    plan.threads = std::max(64, 4 * o.loaders * o.workers + 16);
+    return plan;
+}
+
+void register_sources(const Binaries& bin, const Cluster& cluster, const Sources& sources) {
+    for (const auto& name : sources.healthy())
+        run_tributary(bin, cluster, {"source", "add", name, "--url", sources.events_url(name)});
+    for (const auto& name : sources.hostile_capable())
+        run_tributary(bin, cluster, {"source", "add", name, "--url", sources.events_url(name), "--timeout-ms",
+                                     std::to_string(kHostileTimeout.count())});
+    say(std::to_string(sources.healthy().size()) + " healthy + " + std::to_string(sources.hostile_capable().size()) +
+        " hostile-capable sources at " + sources.base_url() + ", " + std::to_string(sources.plan().max_events) +
+        " events each");
+}
+
+std::unique_ptr<Proxy> start_proxy(const RunOptions& o, const Binaries& bin, const Cluster& cluster) {
+    if (o.proxy == "on" && bin.proxy.empty()) throw std::runtime_error("--proxy on, but tributary-fault-proxy is not built");
+    if (o.proxy == "off" || bin.proxy.empty()) {
+        say("no fault proxy: every loader connects directly");
+        return nullptr;
+    }
+    return std::make_unique<Proxy>(bin.proxy, cluster.port());
+}
+
+std::vector<LoaderSpec> loader_specs(const RunOptions& o, const Cluster& cluster, const Proxy* proxy) {
+    std::vector<LoaderSpec> loaders;
+    for (int i = 0; i < o.loaders; ++i) {
+        const std::string name = "crash-loader-" + std::to_string(i);
+        const bool via_proxy = proxy && i % 3 != 0;  // loader 0, 3, ... direct; the others through the proxy
+        loaders.push_back({name, cluster.url(name, via_proxy ? proxy->listen_port() : 0), via_proxy});
+    }
+    return loaders;
+}
+
+SupervisorConfig supervisor_config(const RunOptions& o, const Binaries& bin, const std::string& log_dir) {
+    SupervisorConfig config;
+    config.binary = bin.crashable;
+    config.workers = o.workers;
+    const std::string p = std::to_string(o.fault_point_probability);
+    config.fault_points = "after_fetch:" + p + ",mid_insert:" + p + ",during_commit:" + p + ",after_commit:" + p;
+    config.seed = o.seed;
+    config.log_dir = log_dir;
+    return config;
+}
+
+/// The checker's counts into the tally (with their evidence) and its figures.
+long record_check(const CheckReport& report, Tally& tally, std::vector<std::string>& figures) {
+    for (const auto& [klass, n] : report.counts) {
+        if (!n) continue;
+        for (const auto& e : report.evidence)
+            if (e.rfind(klass + ":", 0) == 0) tally.anomaly(klass, e.substr(klass.size() + 2), 0);
+        tally.anomaly(klass, std::to_string(n) + " in all (evidence above)", n);
+    }
+    figures.push_back("events: " + std::to_string(report.events_checked) + " in the ground truth, " +
+                      std::to_string(report.events_stored) + " stored; " + std::to_string(report.requests_checked) +
+                      " requests checked, smallest gap between two to one source " + fixed(report.min_gap_ms) + " ms");
+    return report.events_checked;
+}
+
+std::string make_log_dir(const RunOptions& o) {
+    if (!o.log_dir.empty()) {
+        std::filesystem::create_directories(o.log_dir);
+        return o.log_dir;
+    }
+    std::string pattern = "/tmp/tributary-crash-logs." + std::to_string(o.seed) + ".XXXXXX";
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a log directory under /tmp");
+    return pattern;
+}
+
+int run(const RunOptions& o) {
+    const std::string log_dir = make_log_dir(o);
+    say("seed " + std::to_string(o.seed) + " (replay: crash_suite --duration " + std::to_string(o.duration_s) +
+        " --seed " + std::to_string(o.seed) + "); logs in " + log_dir);
+    Tally tally;
+    std::vector<std::string> figures;
+    long events_checked = 0;
+    {
+        const Binaries bin;
+        Cluster cluster(TRIBUTARY_PG_TMP);
+        run_tributary(bin, cluster, {"migrate"});
+        Sources sources(source_plan(o));
+        register_sources(bin, cluster, sources);
+        const auto proxy = start_proxy(o, bin, cluster);
+
+        Supervisor supervisor(supervisor_config(o, bin, log_dir), loader_specs(o, cluster, proxy.get()), tally, cluster);
+        HostileEpisodes hostile(sources, tally, supervisor, bin.tributary, cluster.url(), kHostileTimeout);
+        Monitor monitor(sources, cluster, hostile);
+
+        SchedulerConfig scheduler_config;
+        scheduler_config.duration = std::chrono::seconds(o.duration_s);
+        scheduler_config.seed = o.seed;
+        const double faults_began = elapsed_s();
+        Scheduler(scheduler_config, supervisor, cluster, proxy.get(), hostile, tally).run();
+        const double faults_took = elapsed_s() - faults_began;
+
+        const double drain_took = drain(sources, cluster, tally, std::chrono::seconds(o.drain_timeout_s), bin.tributary);
+        monitor.stop();
+        say("stopping every loader with SIGTERM");
+        supervisor.stop_all();
+
+        say("checking");
+        const double check_began = elapsed_s();
+        events_checked = record_check(check({cluster.url("crash-checker"), sources.base_url(), sources.all()}), tally, figures);
+        figures.insert(figures.begin(), "fault phase " + fixed(faults_took) + " s, drain " + fixed(drain_took) +
+                                            " s, check " + fixed(elapsed_s() - check_began) + " s");
+        for (auto& f : monitor.figures()) figures.push_back(std::move(f));
+        figures.push_back("longest graceful stop after SIGTERM: " + fixed(supervisor.max_graceful_stop_s(), 2) + " s");
+        if (proxy) {
+            try {
+                figures.push_back("proxy: " + proxy->stats());
+            } catch (const std::exception& e) {
+                figures.push_back(std::string("proxy stats unavailable: ") + e.what());
+            }
+        }
+        std::error_code ignored;
+        std::filesystem::copy_file(cluster.dir() + "/log", log_dir + "/postgresql.log", ignored);
+    }
+    figures.push_back("whole run " + fixed(elapsed_s()) + " s, seed " + std::to_string(o.seed));
+    print_final_table(tally, events_checked, figures);
+    const bool pass = tally.total_anomalies() == 0;
+    if (pass && !o.keep_logs && o.log_dir.empty()) std::filesystem::remove_all(log_dir);
+    else std::cout << "logs kept in " << log_dir << "\n";
+    return pass ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const RunOptions options = parse_run_options(argc, argv);
+    std::cout << "crash suite seed " << options.seed << std::endl;
+    // A write to a socket the other side closed must be an error, not our death.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    catch_interrupts();
+    try {
+        const int code = run(options);
+        if (interrupted()) {
+            std::cerr << "crash_suite: interrupted; the results above are incomplete\n";
+            return 2;
+        }
+        return code;
+    } catch (const std::exception& e) {
+        std::cerr << "crash_suite: harness error (seed " << options.seed << "): " << e.what() << "\n";
+        return 2;
+    }
+}

@@ -1,0 +1,264 @@
+#include "scheduler.h"
+
+#include <thread>
+
+#include "cluster.h"
+#include "hostile.h"
+#include "proxy.h"
+#include "run_options.h"
+#include "report.h"
+#include "supervisor.h"
+
+namespace tributary::crash {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Weighted {
+    int kind;
+    double weight;
+    bool needs_proxy;
+};
+
+}  // namespace
+
+Scheduler::Scheduler(SchedulerConfig config, Supervisor& supervisor, Cluster& cluster, Proxy* proxy,
+                     HostileEpisodes& hostile, Tally& tally)
+    : config_(config),
+      supervisor_(supervisor),
+      cluster_(cluster),
+      proxy_(proxy),
+      hostile_(hostile),
+      tally_(tally),
+      random_(config.seed) {}
+
+std::chrono::milliseconds Scheduler::between(int min_ms, int max_ms) {
+    return std::chrono::milliseconds(std::uniform_int_distribution<int>(min_ms, max_ms)(random_));
+}
+
+int Scheduler::random_loader() { return std::uniform_int_distribution<int>(0, supervisor_.size() - 1)(random_); }
+
+void Scheduler::later(std::chrono::milliseconds delay, std::function<void()> action) {
+    pending_.push_back({Clock::now() + delay, std::move(action)});
+}
+
+void Scheduler::run_due(bool all) {
+    const auto now = Clock::now();
+    // Actions may schedule more; take the due ones out first.
+    std::vector<Pending> due;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (all || it->at <= now) {
+            due.push_back(std::move(*it));
+            it = pending_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto& p : due) {
+        try {
+            p.action();
+        } catch (const std::exception& e) {
+            say(std::string("a timed action failed: ") + e.what());
+        }
+    }
+}
+
+bool Scheduler::proxy_quiet() const { return Clock::now() >= proxy_busy_until_; }
+
+void Scheduler::run() {
+    start_ = Clock::now();
+    end_ = start_ + config_.duration;
+    last_restart_ = start_;
+    proxy_busy_until_ = start_;
+    say("fault phase: " + std::to_string(config_.duration.count()) + " s, seed " + std::to_string(config_.seed));
+    static const std::vector<Weighted> kinds{
+        {static_cast<int>(Kind::kill9), 3, false},
+        {static_cast<int>(Kind::pause), 2, false},
+        {static_cast<int>(Kind::terminate_lock_holders), 2, false},
+        {static_cast<int>(Kind::pg_restart), 1, false},
+        {static_cast<int>(Kind::proxy_cut), 1, true},
+        {static_cast<int>(Kind::proxy_cut_after_commit), 1.5, true},
+        {static_cast<int>(Kind::proxy_delay), 1, true},
+        {static_cast<int>(Kind::proxy_outage), 0.5, true},
+        {static_cast<int>(Kind::proxy_blackhole), 0.5, true},
+        {static_cast<int>(Kind::hostile), 4, false},
+        {static_cast<int>(Kind::sigterm), 0.7, false},
+    };
+    std::vector<double> weights;
+    for (const auto& k : kinds) weights.push_back(k.needs_proxy && !proxy_ ? 0 : k.weight);
+    std::discrete_distribution<std::size_t> pick(weights.begin(), weights.end());
+
+    auto next_fault = Clock::now() + between(1000, 3000);
+    while (Clock::now() < end_ && !interrupted()) {
+        run_due(false);
+        hostile_.tick();
+        if (Clock::now() >= next_fault) {
+            // A kind that cannot be done now (nothing to pause, too soon for a
+            // restart) gives way to another draw, a few at most.
+            for (int attempt = 0; attempt < 5; ++attempt) {
+                try {
+                    if (inject(static_cast<Kind>(kinds[pick(random_)].kind))) break;
+                } catch (const std::exception& e) {
+                    say(std::string("fault injection failed: ") + e.what());
+                    break;
+                }
+            }
+            next_fault = Clock::now() + between(1000, 3000);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    say("fault phase over: healing everything");
+    run_due(true);
+    if (proxy_) proxy_->control("/heal");
+    for (int i = 0; i < supervisor_.size(); ++i) supervisor_.resume(i);
+    hostile_.end_all();
+}
+
+bool Scheduler::inject(Kind kind) {
+    switch (kind) {
+        case Kind::kill9: {
+            const int i = random_loader();
+            if (!supervisor_.kill9(i)) return false;
+            tally_.fault("kill -9 loader");
+            say("kill -9 " + supervisor_.spec(i).name);
+            return true;
+        }
+        case Kind::pause: return pause_loader();
+        case Kind::terminate_lock_holders: {
+            const bool all = std::bernoulli_distribution(0.5)(random_);
+            const int n = cluster_.terminate_lock_holders(all);
+            tally_.disrupted();
+            tally_.fault("pg_terminate_backend lock holders");
+            tally_.observe("backends terminated (lock holders)", n);
+            say("pg_terminate_backend of " + std::string(all ? "all" : "one of the") + " advisory lock holders: " +
+                std::to_string(n));
+            return true;
+        }
+        case Kind::pg_restart: return restart_database();
+        case Kind::hostile: return begin_hostile();
+        case Kind::sigterm: {
+            // Not while the proxy stalls sessions: a stop waits for the batch
+            // being stored, and a blackholed COMMIT can take minutes to fail.
+            const int i = random_loader();
+            if (!proxy_quiet() && supervisor_.spec(i).via_proxy) return false;
+            if (!supervisor_.terminate(i)) return false;
+            tally_.fault("SIGTERM loader (graceful restart)");
+            say("SIGTERM " + supervisor_.spec(i).name);
+            return true;
+        }
+        default: return proxy_fault(kind);
+    }
+}
+
+bool Scheduler::begin_hostile() {
+    const auto now = Clock::now();
+    const auto window = config_.hostile_window;
+    const auto into = now - start_;
+    if ((into / window) % 2 == 1) return false;  // a calm window
+    const auto left = window - into % window;
+    const auto duration = between(5000, 12000);
+    if (duration > left) return false;  // would run into the calm window
+    return hostile_.begin(random_, end_ - now > config_.long_backoff_quiet, duration);
+}
+
+bool Scheduler::pause_loader() {
+    if (supervisor_.paused_count().value_or(1) > 0) return false;  // one zombie at a time
+    const int i = random_loader();
+    const std::string name = supervisor_.spec(i).name;
+    // Half the time, in the middle of a source's turn (holding its lock):
+    // the zombie then wakes up with a batch or a request in hand.
+    const bool mid_turn = std::bernoulli_distribution(0.5)(random_) &&
+                          supervisor_.pid_if_ready(i) &&
+                          cluster_.wait_for_lock_held_by(name, std::chrono::seconds(3));
+    if (!supervisor_.pause(i)) return false;
+    const auto pause_for = between(5000, 20000);
+    const bool terminate = std::bernoulli_distribution(0.5)(random_);
+    tally_.fault(std::string("SIGSTOP loader") + (mid_turn ? " mid-turn" : "") +
+                 (terminate ? " + terminate its sessions" : ""));
+    say("SIGSTOP " + name + (mid_turn ? " in the middle of a turn" : "") + " for " + std::to_string(pause_for.count()) +
+        " ms" + (terminate ? ", its sessions terminated meanwhile" : ""));
+    if (terminate) {
+        // Its locks vanish while it sleeps; another loader takes its sources.
+        later(between(1000, std::min<int>(3000, static_cast<int>(pause_for.count()) - 1000)), [this, name] {
+            const int n = cluster_.terminate_application(name);
+            tally_.observe("backends terminated (paused loader)", n);
+            say("terminated " + std::to_string(n) + " sessions of paused " + name);
+        });
+    }
+    later(pause_for, [this, i, name] {
+        if (supervisor_.resume(i)) say("SIGCONT " + name);
+    });
+    return true;
+}
+
+bool Scheduler::restart_database() {
+    const auto now = Clock::now();
+    if (now - last_restart_ < config_.restart_gap) return false;
+    const std::string mode = std::bernoulli_distribution(0.5)(random_) ? "immediate" : "fast";
+    say("PostgreSQL restart -m " + mode);
+    tally_.disrupted();
+    cluster_.restart(mode);
+    tally_.disrupted();
+    last_restart_ = Clock::now();
+    tally_.fault("PostgreSQL restart -m " + mode);
+    say("PostgreSQL is back after " +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(last_restart_ - now).count()) + " ms");
+    return true;
+}
+
+bool Scheduler::proxy_fault(Kind kind) {
+    if (!proxy_ || !proxy_quiet()) return false;
+    tally_.disrupted();
+    switch (kind) {
+        case Kind::proxy_cut:
+            say("proxy: cut every connection: " + proxy_->control("/cut"));
+            cluster_.mark_disturbed(std::chrono::seconds(5));
+            tally_.fault("proxy cut");
+            return true;
+        case Kind::proxy_cut_after_commit: {
+            const int count = std::uniform_int_distribution<int>(1, 3)(random_);
+            say("proxy: cut after the next " + std::to_string(count) + " COMMIT(s)");
+            proxy_->control("/cut-after-commit?count=" + std::to_string(count));
+            cluster_.mark_disturbed(std::chrono::seconds(10));
+            // Left armed, it would fire during the drain; disarm after a while.
+            later(between(3000, 6000), [this] { proxy_->control("/cut-after-commit?count=0"); });
+            tally_.fault("proxy cut after COMMIT");
+            return true;
+        }
+        case Kind::proxy_delay: {
+            const int ms = std::uniform_int_distribution<int>(20, 400)(random_);
+            const auto lasts = between(2000, 6000);
+            say("proxy: delay " + std::to_string(ms) + " ms for " + std::to_string(lasts.count()) + " ms");
+            proxy_->control("/delay?ms=" + std::to_string(ms));
+            proxy_busy_until_ = Clock::now() + lasts;
+            later(lasts, [this] { proxy_->control("/delay?ms=0"); });
+            tally_.fault("proxy delay burst");
+            return true;
+        }
+        case Kind::proxy_outage: {
+            const auto lasts = between(1000, 4000);
+            say("proxy: refuse new connections and cut the open ones for " + std::to_string(lasts.count()) + " ms");
+            proxy_->control("/refuse?on=1");
+            proxy_->control("/cut");
+            cluster_.mark_disturbed(std::chrono::seconds(20));
+            proxy_busy_until_ = Clock::now() + lasts;
+            later(lasts, [this] { proxy_->control("/refuse?on=0"); });
+            tally_.fault("proxy outage (refuse + cut)");
+            return true;
+        }
+        case Kind::proxy_blackhole: {
+            const auto lasts = between(1000, 4000);
+            say("proxy: blackhole for " + std::to_string(lasts.count()) + " ms");
+            proxy_->control("/blackhole?on=1");
+            cluster_.mark_disturbed(std::chrono::seconds(20));
+            proxy_busy_until_ = Clock::now() + lasts;
+            later(lasts, [this] { proxy_->control("/blackhole?on=0"); });
+            tally_.fault("proxy blackhole");
+            return true;
+        }
+        default: return false;
+    }
+}
+
+}  // namespace tributary::crash

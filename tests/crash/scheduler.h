@@ -1,0 +1,75 @@
+#pragma once
+
+// The fault phase: every 1-3 s (seeded, so a run can be replayed) one fault
+// from the kinds of issue 3, and the timed actions that undo the ones that
+// last a while (SIGCONT, proxy delay off, ...). Counts every fault by kind.
+
+#include <chrono>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tributary::crash {
+
+class Cluster;
+class HostileEpisodes;
+class Proxy;
+class Supervisor;
+class Tally;
+
+struct SchedulerConfig {
+    std::chrono::seconds duration{180};
+    unsigned long long seed = 0;
+    /// At least this long between two PostgreSQL restarts: each one stalls
+    /// every loader for a few seconds.
+    std::chrono::seconds restart_gap{25};
+    /// No hostile mode with a long (30-60 s) backoff this close to the end,
+    /// so that the drain does not wait on one.
+    std::chrono::seconds long_backoff_quiet{45};
+    /// Hostile episodes begin only in every other window of this length, so
+    /// that the monitor sees the healthy sources both with and without a
+    /// hostile one failing beside them.
+    std::chrono::seconds hostile_window{30};
+};
+
+class Scheduler {
+public:
+    Scheduler(SchedulerConfig config, Supervisor& supervisor, Cluster& cluster, Proxy* proxy,
+              HostileEpisodes& hostile, Tally& tally);
+
+    /// Injects faults until the duration is over, then heals everything:
+    /// loaders resumed, proxy faults off, hostile sources back to none.
+    void run();
+
+private:
+    enum class Kind { kill9, pause, terminate_lock_holders, pg_restart, proxy_cut, proxy_cut_after_commit,
+                      proxy_delay, proxy_outage, proxy_blackhole, hostile, sigterm };
+    struct Pending {
+        std::chrono::steady_clock::time_point at;
+        std::function<void()> action;
+    };
+
+    bool inject(Kind kind);
+    bool pause_loader();
+    bool restart_database();
+    bool proxy_fault(Kind kind);
+    void later(std::chrono::milliseconds delay, std::function<void()> action);
+    void run_due(bool all);
+    std::chrono::milliseconds between(int min_ms, int max_ms);
+    int random_loader();
+    bool proxy_quiet() const;
+    bool begin_hostile();
+
+    SchedulerConfig config_;
+    Supervisor& supervisor_;
+    Cluster& cluster_;
+    Proxy* proxy_;
+    HostileEpisodes& hostile_;
+    Tally& tally_;
+    std::mt19937_64 random_;
+    std::vector<Pending> pending_;
+    std::chrono::steady_clock::time_point start_, end_, last_restart_, proxy_busy_until_;
+};
+
+}  // namespace tributary::crash
