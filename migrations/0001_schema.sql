@@ -35,6 +35,9 @@ CREATE TABLE tributary.gates (
     last_request    timestamptz,
     last_success_at timestamptz,
     failures        int NOT NULL DEFAULT 0,
+    -- Counts reservations; closing a slot names the one it closes, so a
+    -- stalled loader's late update cannot shorten another's lease.
+    lease           bigint NOT NULL DEFAULT 0,
     -- The last completed request found nothing new (for `run --until-idle`).
     drained         boolean NOT NULL DEFAULT false,
     -- Events the source said it still holds after the last batch, if it says.

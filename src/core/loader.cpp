@@ -128,24 +128,35 @@ TurnReport Loader::load_source(const Source& source) {
     if (pass.decision == SourceGate::Decision::not_due)
         return {pass.drained ? SourceOutcome::empty : SourceOutcome::not_due};
     if (pass.decision == SourceGate::Decision::backing_off) return {SourceOutcome::backing_off};
+    const auto passed_at = ports_.clock.now();
     try {
-        return fetch_and_store(source, pass.consecutive_failures);
+        return fetch_and_store(source, pass, passed_at);
     } catch (const DatabaseUnavailable&) {
         throw;
     } catch (const std::exception& e) {
         // The slot is reserved: close it with a backoff and a visible cause,
         // rather than leaving the source leased and "ok" in status.
-        return record_failure(source,
+        return record_failure(source, pass,
                               FetchResult::failure(FetchResult::Status::transient,
                                                    std::string("database error: ") + e.what()),
-                              FailureClass::store, pass.consecutive_failures + 1);
+                              FailureClass::store);
     }
 }
 
-TurnReport Loader::fetch_and_store(const Source& source, int failures_before) {
+TurnReport Loader::fetch_and_store(const Source& source, const SourceGate::Pass& pass,
+                                   Clock::time_point passed_at) {
     // From here on a request slot is reserved at the gate; every path closes it.
     const std::int64_t cursor = ports_.store.cursor(source.id);
     const auto fetch_start = ports_.clock.now();
+    if (fetch_start - passed_at > options_.max_start_delay) {
+        // Our lease may have run out and the source be someone else's now: a
+        // request from us could reach it too soon after theirs.
+        spdlog::warn("source={} worker={} stalled {} ms between the gate and the request; request abandoned",
+                     source.name, options_.worker,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(fetch_start - passed_at).count());
+        ports_.gate.release_slot(source, pass.lease);
+        return {SourceOutcome::conflict};
+    }
     FetchResult result;
     try {
         result = ports_.fetcher.fetch(source, cursor, source.batch_size);
@@ -155,29 +166,30 @@ TurnReport Loader::fetch_and_store(const Source& source, int failures_before) {
     }
     const auto fetch_time = ports_.clock.now() - fetch_start;
     if (result.status == FetchResult::Status::stopped) {
-        ports_.gate.release_slot(source);
+        ports_.gate.release_slot(source, pass.lease);
         return {SourceOutcome::stopped};
     }
     TurnReport report{SourceOutcome::failed};
     if (result.status != FetchResult::Status::ok) {
-        report = record_failure(source, result, failure_class(result.cause), failures_before + 1);
+        report = record_failure(source, pass, result, failure_class(result.cause));
     } else if (auto why = batch_violation(result.events, cursor)) {
         // The fetcher validated already; checking again here keeps the
         // promise even for a fetcher that gets it wrong.
-        report = record_failure(source, FetchResult::failure(FetchResult::Status::failing, *why),
-                                FailureClass::invalid_batch, failures_before + 1);
+        report = record_failure(source, pass, FetchResult::failure(FetchResult::Status::failing, *why),
+                                FailureClass::invalid_batch);
     } else {
-        report = store_batch(source, cursor, result, failures_before);
+        report = store_batch(source, pass, cursor, result);
     }
     report.fetch_time = fetch_time;
     return report;
 }
 
-TurnReport Loader::store_batch(const Source& source, std::int64_t cursor, FetchResult& result, int failures_before) {
+TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pass, std::int64_t cursor,
+                               FetchResult& result) {
     if (result.events.size() > static_cast<std::size_t>(source.batch_size))
         result.events.resize(static_cast<std::size_t>(source.batch_size));
     if (result.events.empty()) {
-        ports_.gate.record_success(source, true, result.backlog);
+        ports_.gate.record_success(source, pass.lease, true, result.backlog);
         return {SourceOutcome::empty, 0, FailureClass::none, {}, {}, cursor, result.backlog};
     }
 
@@ -187,14 +199,14 @@ TurnReport Loader::store_batch(const Source& source, std::int64_t cursor, FetchR
     try {
         appended = ports_.store.append(source.id, cursor, result.events);
     } catch (const BatchRejected& e) {
-        return record_failure(source,
+        return record_failure(source, pass,
                               FetchResult::failure(FetchResult::Status::failing,
                                                    std::string("PostgreSQL refused the batch: ") + e.what()),
-                              FailureClass::store, failures_before + 1);
+                              FailureClass::store);
     }
     const auto append_time = ports_.clock.now() - append_start;
     if (appended == EventStore::AppendResult::appended) fault_point("after_commit");
-    ports_.gate.record_success(source, false, result.backlog);
+    ports_.gate.record_success(source, pass.lease, false, result.backlog);
     if (appended == EventStore::AppendResult::conflict) {
         spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
                      source.name, options_.worker, cursor);
@@ -206,8 +218,9 @@ TurnReport Loader::store_batch(const Source& source, std::int64_t cursor, FetchR
             result.events.back().id, result.backlog};
 }
 
-TurnReport Loader::record_failure(const Source& source, const FetchResult& result, FailureClass failure,
-                                  int failures) {
+TurnReport Loader::record_failure(const Source& source, const SourceGate::Pass& pass, const FetchResult& result,
+                                  FailureClass failure) {
+    const int failures = pass.consecutive_failures + 1;
     std::chrono::milliseconds delay;
     switch (result.status) {
         case FetchResult::Status::throttled: delay = result.retry_after; break;
@@ -217,7 +230,7 @@ TurnReport Loader::record_failure(const Source& source, const FetchResult& resul
     delay = std::max(delay, source.interval);
     spdlog::warn("source={} worker={} fetch {} (failure {} in a row), next try in {} ms: {}", source.name,
                  options_.worker, to_string(result.status), failures, delay.count(), result.error);
-    ports_.gate.record_failure(source, gate_failure(result.status), result.error, delay);
+    ports_.gate.record_failure(source, pass.lease, gate_failure(result.status), result.error, delay);
     TurnReport report{SourceOutcome::failed};
     report.failure = failure;
     return report;

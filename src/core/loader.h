@@ -40,6 +40,11 @@ struct LoaderOptions {
     /// Pause after the database became unreachable, doubling up to the cap.
     std::chrono::milliseconds outage_min{500};
     std::chrono::milliseconds outage_max{10000};
+    /// A request must start within this long of passing the gate: the gate's
+    /// lease covers the request's timeout plus a margin for what comes
+    /// before it (see PostgresSourceGate), and a worker that stalled longer
+    /// (paused, swapped out) may have lost the source to another.
+    std::chrono::milliseconds max_start_delay{4000};
     /// How often a working loader logs what it stored.
     std::chrono::seconds progress_every{10};
 };
@@ -74,10 +79,11 @@ public:
     TurnReport load_source(const Source& source);
 
 private:
-    TurnReport fetch_and_store(const Source& source, int failures_before);
-    TurnReport store_batch(const Source& source, std::int64_t cursor, FetchResult& result, int failures_before);
+    TurnReport fetch_and_store(const Source& source, const SourceGate::Pass& pass, Clock::time_point passed_at);
+    TurnReport store_batch(const Source& source, const SourceGate::Pass& pass, std::int64_t cursor, FetchResult& result);
     void report_progress(const PassSummary& summary);
-    TurnReport record_failure(const Source& source, const FetchResult& result, FailureClass failure, int failures);
+    TurnReport record_failure(const Source& source, const SourceGate::Pass& pass, const FetchResult& result,
+                              FailureClass failure);
 
     Ports ports_;
     LoaderOptions options_;

@@ -25,6 +25,10 @@ public:
         Decision decision = Decision::not_due;
         int consecutive_failures = 0;  ///< before this request
         bool drained = false;          ///< the last request, by anyone, found nothing new
+        /// Names this reservation: closing a slot with a stale lease (a
+        /// worker that stalled past it while another took the source) does
+        /// nothing, so a zombie cannot shorten someone else's lease.
+        std::int64_t lease = 0;
     };
 
     enum class Failure { transient, throttled, failing };
@@ -35,12 +39,13 @@ public:
     /// Closes a reserved slot after a good fetch: next request after
     /// `interval`. `drained`: the fetch found nothing new; `backlog`: what
     /// the source said it still holds, if it did.
-    virtual void record_success(const Source& source, bool drained, std::optional<std::int64_t> backlog = {}) = 0;
+    virtual void record_success(const Source& source, std::int64_t lease, bool drained,
+                                std::optional<std::int64_t> backlog = {}) = 0;
     /// Closes a reserved slot whose request was abandoned (the process is
     /// stopping): next request after `interval`; failures and state stay.
-    virtual void release_slot(const Source& source) = 0;
+    virtual void release_slot(const Source& source, std::int64_t lease) = 0;
     /// Closes a reserved slot after a failure: no request for `delay`.
-    virtual void record_failure(const Source& source, Failure kind, const std::string& error,
+    virtual void record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                                 std::chrono::milliseconds delay) = 0;
 };
 

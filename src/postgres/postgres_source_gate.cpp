@@ -15,30 +15,31 @@ constexpr const char* kTryPassSql = R"sql(
 WITH claimed AS (
     UPDATE tributary.gates
        SET last_request = now(),
-           next_allowed_at = now() + make_interval(secs => $2::double precision / 1000)
+           next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
+           lease = lease + 1
      WHERE source_id = $1 AND next_allowed_at <= now()
- RETURNING failures, drained)
-SELECT true, failures, drained FROM claimed
+ RETURNING failures, drained, lease)
+SELECT true, failures, drained, lease FROM claimed
 UNION ALL
-SELECT false, failures, drained FROM tributary.gates WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
+SELECT false, failures, drained, lease FROM tributary.gates WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
 
 constexpr const char* kSuccessSql = R"sql(
 UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
        last_success_at = now(), failures = 0, state = 'ok', drained = $3,
        backlog = $4
- WHERE source_id = $1)sql";
+ WHERE source_id = $1 AND lease = $5)sql";
 
 constexpr const char* kReleaseSql = R"sql(
 UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000)
- WHERE source_id = $1)sql";
+ WHERE source_id = $1 AND lease = $3)sql";
 
 constexpr const char* kFailureSql = R"sql(
 UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
        failures = failures + 1, state = $3, last_error = $4, last_error_at = now(), drained = false
- WHERE source_id = $1)sql";
+ WHERE source_id = $1 AND lease = $5)sql";
 
 constexpr std::chrono::milliseconds kLeaseMargin{5000};
 
@@ -80,37 +81,39 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         const auto rows = tx.exec_prepared(kTryPass, source.id, lease.count());
-        if (rows.empty()) return Pass{Decision::not_due, 0};  // source removed meanwhile
+        if (rows.empty()) return Pass{Decision::not_due, 0, false, 0};  // source removed meanwhile
         const bool passed = rows[0][0].as<bool>();
         const int failures = rows[0][1].as<int>();
         const bool drained = rows[0][2].as<bool>();
-        if (passed) return Pass{Decision::pass, failures, drained};
-        return Pass{failures > 0 ? Decision::backing_off : Decision::not_due, failures, drained};
+        const auto lease = rows[0][3].as<std::int64_t>();
+        if (passed) return Pass{Decision::pass, failures, drained, lease};
+        return Pass{failures > 0 ? Decision::backing_off : Decision::not_due, failures, drained, 0};
     });
 }
 
-void PostgresSourceGate::record_success(const Source& source, bool drained, std::optional<std::int64_t> backlog) {
+void PostgresSourceGate::record_success(const Source& source, std::int64_t lease, bool drained,
+                                        std::optional<std::int64_t> backlog) {
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         // libpqxx 6.4 passes a null pointer as SQL NULL.
         const std::string backlog_text = backlog ? std::to_string(*backlog) : std::string();
         tx.exec_prepared(kSuccess, source.id, source.interval.count(), drained,
-                         backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr));
+                         backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr), lease);
     });
 }
 
-void PostgresSourceGate::release_slot(const Source& source) {
+void PostgresSourceGate::release_slot(const Source& source, std::int64_t lease) {
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        tx.exec_prepared(kRelease, source.id, source.interval.count());
+        tx.exec_prepared(kRelease, source.id, source.interval.count(), lease);
     });
 }
 
-void PostgresSourceGate::record_failure(const Source& source, Failure kind, const std::string& error,
+void PostgresSourceGate::record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                                         std::chrono::milliseconds delay) {
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        tx.exec_prepared(kFailure, source.id, delay.count(), state_name(kind), storable(error));
+        tx.exec_prepared(kFailure, source.id, delay.count(), state_name(kind), storable(error), lease);
     });
 }
 

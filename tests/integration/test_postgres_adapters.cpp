@@ -163,15 +163,18 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
     postgres::PostgresSession a(db.url()), b(db.url());
     postgres::PostgresSourceGate first(a), second(b);
 
-    CHECK(first.try_pass(source).decision == SourceGate::Decision::pass);
+    const auto one = first.try_pass(source);
+    CHECK(one.decision == SourceGate::Decision::pass);
     // In flight: nobody else may ask, for up to the timeout.
     CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
-    first.record_success(source, false, std::nullopt);
+    first.record_success(source, one.lease, false, std::nullopt);
     CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
     std::this_thread::sleep_for(320ms);
-    CHECK(second.try_pass(source).decision == SourceGate::Decision::pass);
+    const auto two = second.try_pass(source);
+    CHECK(two.decision == SourceGate::Decision::pass);
+    CHECK(two.lease == one.lease + 1);
 
-    second.record_failure(source, SourceGate::Failure::throttled, "HTTP 429, retry after 1s", 1000ms);
+    second.record_failure(source, two.lease, SourceGate::Failure::throttled, "HTTP 429, retry after 1s", 1000ms);
     const auto waiting = first.try_pass(source);
     CHECK(waiting.decision == SourceGate::Decision::backing_off);
     CHECK(waiting.consecutive_failures == 1);
@@ -180,8 +183,31 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
     const auto after = first.try_pass(source);
     CHECK(after.decision == SourceGate::Decision::pass);
     CHECK(after.consecutive_failures == 1);
-    first.record_success(source, false, std::nullopt);
+    first.record_success(source, after.lease, false, std::nullopt);
     CHECK(db.scalar("SELECT state || failures FROM tributary.gates") == "ok0");
+}
+
+TEST_CASE("a stale lease cannot close a newer reservation (a zombie cannot shorten a lease)") {
+    TestDatabase db;
+    auto source = registered(db, "gate.zombie");
+    source.interval = 100ms;
+    source.endpoint.timeout = 1s;
+    postgres::PostgresSession a(db.url()), b(db.url());
+    postgres::PostgresSourceGate zombie(a), live(b);
+    const auto stale = zombie.try_pass(source);
+    REQUIRE(stale.decision == SourceGate::Decision::pass);
+    // The zombie's lease runs out (here: forced) and another worker takes the slot.
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
+    const auto fresh = live.try_pass(source);
+    REQUIRE(fresh.decision == SourceGate::Decision::pass);
+    const auto leased_until = db.scalar("SELECT next_allowed_at FROM tributary.gates");
+
+    zombie.record_success(source, stale.lease, false, std::nullopt);
+    zombie.release_slot(source, stale.lease);
+    zombie.record_failure(source, stale.lease, SourceGate::Failure::transient, "late", 0ms);
+    CHECK(db.scalar("SELECT next_allowed_at FROM tributary.gates") == leased_until);
+    CHECK(db.scalar("SELECT failures FROM tributary.gates") == "0");
+    CHECK(zombie.try_pass(source).decision == SourceGate::Decision::not_due);
 }
 
 TEST_CASE("hostile error texts are stored safely") {
@@ -189,7 +215,9 @@ TEST_CASE("hostile error texts are stored safely") {
     const auto source = registered(db, "gate.text");
     postgres::PostgresSession session(db.url());
     postgres::PostgresSourceGate gate(session);
-    gate.record_failure(source, SourceGate::Failure::transient, std::string("bad \xff\xfe bytes\n\0x", 16) + std::string(2000, 'a'), 1s);
+    const auto pass = gate.try_pass(source);
+    gate.record_failure(source, pass.lease, SourceGate::Failure::transient,
+                        std::string("bad \xff\xfe bytes\n\0x", 16) + std::string(2000, 'a'), 1s);
     const auto stored = db.scalar("SELECT last_error FROM tributary.gates");
     CHECK(stored.rfind("bad ?? bytes?", 0) == 0);
     CHECK(stored.size() <= 503);

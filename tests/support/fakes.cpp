@@ -30,14 +30,16 @@ bool FakeSourceLock::holds(int source_id) const {
 SourceGate::Pass FakeSourceGate::try_pass(const Source& source) {
     Row& row = rows[source.id];
     if (clock_.now() < row.next_allowed)
-        return {row.failures > 0 ? Decision::backing_off : Decision::not_due, row.failures, row.drained};
+        return {row.failures > 0 ? Decision::backing_off : Decision::not_due, row.failures, row.drained, 0};
     row.next_allowed = clock_.now() + source.endpoint.timeout + source.interval;
     ++passes;
-    return {Decision::pass, row.failures, row.drained};
+    return {Decision::pass, row.failures, row.drained, ++row.lease};
 }
 
-void FakeSourceGate::record_success(const Source& source, bool drained, std::optional<std::int64_t> backlog) {
+void FakeSourceGate::record_success(const Source& source, std::int64_t lease, bool drained,
+                                    std::optional<std::int64_t> backlog) {
     Row& row = rows[source.id];
+    if (lease != row.lease) return;
     row.drained = drained;
     row.backlog = backlog;
     row.next_allowed = clock_.now() + source.interval;
@@ -46,13 +48,15 @@ void FakeSourceGate::record_success(const Source& source, bool drained, std::opt
     ++successes;
 }
 
-void FakeSourceGate::release_slot(const Source& source) {
+void FakeSourceGate::release_slot(const Source& source, std::int64_t lease) {
+    if (lease != rows[source.id].lease) return;
     rows[source.id].next_allowed = clock_.now() + source.interval;
 }
 
-void FakeSourceGate::record_failure(const Source& source, Failure kind, const std::string& error,
+void FakeSourceGate::record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                                     std::chrono::milliseconds delay) {
     Row& row = rows[source.id];
+    if (lease != row.lease) return;
     row.next_allowed = clock_.now() + delay;
     ++row.failures;
     row.drained = false;

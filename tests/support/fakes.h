@@ -60,9 +60,10 @@ class FakeSourceGate : public SourceGate {
 public:
     explicit FakeSourceGate(const Clock& clock) : clock_(clock) {}
     Pass try_pass(const Source& source) override;
-    void record_success(const Source& source, bool drained, std::optional<std::int64_t> backlog) override;
-    void release_slot(const Source& source) override;
-    void record_failure(const Source& source, Failure kind, const std::string& error,
+    void record_success(const Source& source, std::int64_t lease, bool drained,
+                        std::optional<std::int64_t> backlog) override;
+    void release_slot(const Source& source, std::int64_t lease) override;
+    void record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                         std::chrono::milliseconds delay) override;
 
     struct Row {
@@ -70,6 +71,7 @@ public:
         int failures = 0;
         bool drained = false;
         std::optional<std::int64_t> backlog;
+        std::int64_t lease = 0;
         std::string state = "ok";
         std::string last_error;
     };

@@ -295,3 +295,21 @@ TEST_CASE("a pass that fails for another reason than an outage is retried, the w
     CHECK(rig.store.cursors[1] == 5);
     CHECK(rig.clock.sleeps.at(0) == 500ms);
 }
+
+TEST_CASE("a worker that stalled between the gate and the request abandons it") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    struct StallingStore : FakeEventStore {
+        FakeClock& clock;
+        explicit StallingStore(FakeClock& c) : clock(c) {}
+        std::int64_t cursor(int source_id) override {
+            clock.advance(5s);  // e.g. SIGSTOP right after the gate
+            return FakeEventStore::cursor(source_id);
+        }
+    } store(rig.clock);
+    Loader loader({rig.catalog, rig.lock, rig.gate, store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
+    CHECK(loader.load_source(rig.source(1)).outcome == SourceOutcome::conflict);
+    CHECK(rig.fetcher.fetches == 0);
+    CHECK(store.appends == 0);
+    CHECK_FALSE(rig.lock.holds(1));
+}
