@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "command.h"
+#include "core/errors.h"
 #include "core/loader.h"
 #include "core/system_clock.h"
 #include "duration.h"
@@ -103,6 +104,28 @@ bool watch_limits(const RunOptions& options, std::chrono::milliseconds max_runti
     return false;
 }
 
+/// Checks the schema before starting; while the database cannot be reached
+/// (a supervisor started us before PostgreSQL), waits and retries like the
+/// workers would, rather than exiting. A missing schema is an error, and so
+/// is a database still away when --max-runtime is over (cron must not pile
+/// up waiting processes).
+bool wait_for_schema(const std::string& db, StopSignal& stop, std::chrono::milliseconds max_runtime) {
+    const auto deadline = std::chrono::steady_clock::now() + max_runtime;
+    std::chrono::milliseconds pause{500};
+    for (bool said = false;; said = true) {
+        try {
+            postgres::Migrator(db).require_current();
+            if (said) spdlog::info("database reachable again; starting");
+            return true;
+        } catch (const DatabaseUnavailable& e) {
+            if (max_runtime.count() && std::chrono::steady_clock::now() + pause >= deadline) throw;
+            if (!said) spdlog::error("database unavailable at start, retrying with backoff: {}", e.what());
+        }
+        if (stop.wait_for(pause)) return false;
+        pause = std::min(pause * 2, std::chrono::milliseconds(10000));
+    }
+}
+
 int run(const GlobalOptions& global, const RunOptions& options) {
     const auto max_runtime =
         options.max_runtime.empty() ? std::chrono::milliseconds::zero() : parse_duration(options.max_runtime);
@@ -114,10 +137,9 @@ int run(const GlobalOptions& global, const RunOptions& options) {
         }
     }
     const auto db = global.database_url();
-    postgres::Migrator(db).require_current();
-
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
+    if (!wait_for_schema(db, stop, max_runtime)) return exit_ok;  // stopped while waiting
     std::optional<metrics::LoaderMetrics> loader_metrics;
     if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
     RunObserver observer(loader_metrics ? &*loader_metrics : nullptr);

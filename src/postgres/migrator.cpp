@@ -70,6 +70,16 @@ std::vector<std::string> Migrator::migrate() {
 }
 
 void Migrator::require_current() {
+    try {
+        check_current();
+    } catch (const pqxx::broken_connection& e) {
+        throw DatabaseUnavailable(std::string("connection to PostgreSQL lost: ") + e.what());
+    } catch (const pqxx::in_doubt_error& e) {
+        throw DatabaseUnavailable(std::string("connection to PostgreSQL lost: ") + e.what());
+    }
+}
+
+void Migrator::check_current() {
     auto connection = connect(conninfo_);
     pqxx::nontransaction tx(*connection);
     const auto current = tx.exec1("SELECT to_regclass('tributary.schema_migrations') IS NOT NULL")[0].as<bool>();

@@ -23,6 +23,8 @@ public:
     void require_current();
 
 private:
+    void check_current();
+
     std::string conninfo_;
     const std::vector<SqlFile>& migrations_;
 };
