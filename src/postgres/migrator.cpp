@@ -19,7 +19,13 @@ CREATE SCHEMA IF NOT EXISTS tributary;
 CREATE TABLE IF NOT EXISTS tributary.schema_migrations (
     version    int PRIMARY KEY,
     name       text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS tributary.schema_definitions (
+    only_row   boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    digest     text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now()))sql";
+
+constexpr const char* kDefinitionsDigest = "SELECT digest FROM tributary.schema_definitions";
 
 std::set<int> applied_versions(pqxx::transaction_base& tx) {
     std::set<int> versions;
@@ -37,10 +43,33 @@ std::unique_ptr<pqxx::connection> connect(const std::string& conninfo) {
     }
 }
 
+/// Re-applies every definition file when the recorded digest differs, in one
+/// transaction, so a reader never sees half of a new set of functions.
+void apply_definitions(pqxx::connection& connection, const std::vector<SqlFile>& definitions, const std::string& digest,
+                       std::vector<std::string>& done) {
+    pqxx::work tx(connection);
+    const auto recorded = tx.exec(kDefinitionsDigest);
+    if (!recorded.empty() && recorded[0][0].as<std::string>() == digest) return;
+    for (const auto& definition : definitions) {
+        tx.exec(definition.sql);
+        done.push_back(definition.name);
+    }
+    tx.exec_params(
+        "INSERT INTO tributary.schema_definitions (digest) VALUES ($1) "
+        "ON CONFLICT (only_row) DO UPDATE SET digest = excluded.digest, applied_at = now()",
+        digest);
+    tx.commit();
+    for (const auto& definition : definitions) spdlog::info("applied definitions {}", definition.name);
+}
+
 }  // namespace
 
-Migrator::Migrator(std::string conninfo, const std::vector<SqlFile>& migrations)
-    : conninfo_(std::move(conninfo)), migrations_(migrations) {}
+Migrator::Migrator(std::string conninfo, const std::vector<SqlFile>& migrations,
+                   const std::vector<SqlFile>& definitions, std::string definitions_digest)
+    : conninfo_(std::move(conninfo)),
+      migrations_(migrations),
+      definitions_(definitions),
+      definitions_digest_(std::move(definitions_digest)) {}
 
 std::vector<std::string> Migrator::migrate() {
     auto connection = connect(conninfo_);
@@ -66,6 +95,7 @@ std::vector<std::string> Migrator::migrate() {
         spdlog::info("applied migration {}", migration.name);
         done.push_back(migration.name);
     }
+    apply_definitions(*connection, definitions_, definitions_digest_, done);
     return done;
 }
 
@@ -87,6 +117,12 @@ void Migrator::check_current() {
     if (version < latest(migrations_))
         throw std::runtime_error("the database schema is at version " + std::to_string(version) + ", this tributary needs " +
                                  std::to_string(latest(migrations_)) + ": run `tributary migrate` first");
+    const bool has_definitions =
+        tx.exec1("SELECT to_regclass('tributary.schema_definitions') IS NOT NULL")[0].as<bool>();
+    const auto recorded = has_definitions ? tx.exec(kDefinitionsDigest) : pqxx::result();
+    if (recorded.empty() || recorded[0][0].as<std::string>() != definitions_digest_)
+        throw std::runtime_error(
+            "the database's functions and views differ from this tributary's: run `tributary migrate` first");
 }
 
 }  // namespace tributary::postgres

@@ -8,18 +8,23 @@
 namespace tributary::postgres {
 
 /// Applies the embedded migrations in version order, each in its own
-/// transaction, recording it in `tributary.schema_migrations`. Concurrent
-/// runs queue on an advisory lock, so the second finds nothing to do.
+/// transaction, recording it in `tributary.schema_migrations`; then, when the
+/// database's definitions differ from the binary's, the sql/ definitions in
+/// one transaction. Concurrent runs queue on an advisory lock, so the second
+/// finds nothing to do.
 class Migrator {
 public:
-    explicit Migrator(std::string conninfo, const std::vector<SqlFile>& migrations = embedded_migrations());
+    explicit Migrator(std::string conninfo, const std::vector<SqlFile>& migrations = embedded_migrations(),
+                      const std::vector<SqlFile>& definitions = embedded_definitions(),
+                      std::string definitions_digest = embedded_definitions_digest());
 
-    /// Names of the migrations applied by this call (empty: already current).
+    /// Names of the migrations and definition files applied by this call
+    /// (empty: already current).
     /// Throws when the database is newer than this binary.
     std::vector<std::string> migrate();
 
     /// Throws, telling the user to run `tributary migrate`, unless the
-    /// database has every migration this binary knows.
+    /// database has every migration and exactly the definitions this binary knows.
     void require_current();
 
 private:
@@ -27,6 +32,8 @@ private:
 
     std::string conninfo_;
     const std::vector<SqlFile>& migrations_;
+    const std::vector<SqlFile>& definitions_;
+    std::string definitions_digest_;
 };
 
 }  // namespace tributary::postgres

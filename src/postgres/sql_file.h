@@ -12,7 +12,15 @@ struct SqlFile {
     std::string sql;
 };
 
-/// migrations/*.sql, in version order.
+/// migrations/*.sql, in version order: tables and indexes, forward-only.
 const std::vector<SqlFile>& embedded_migrations();
+
+/// sql/*.sql, in order: functions and views as CREATE OR REPLACE, applied
+/// again by every `migrate` after the migrations.
+const std::vector<SqlFile>& embedded_definitions();
+
+/// SHA-256 of sql/*.sql, recorded by `migrate`, so that a binary can tell
+/// whether the database holds its own definitions.
+const char* embedded_definitions_digest();
 
 }  // namespace tributary::postgres

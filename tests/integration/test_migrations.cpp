@@ -25,7 +25,7 @@ TEST_CASE("migrate applies every migration once; a second run changes nothing") 
     TestDatabase db(false);
     postgres::Migrator migrator(db.url());
     const auto first = migrator.migrate();
-    CHECK(first.size() == postgres::embedded_migrations().size());
+    CHECK(first.size() == postgres::embedded_migrations().size() + postgres::embedded_definitions().size());
     const auto after_first = schema_fingerprint(db);
     CHECK(after_first.find("events.tx_id:xid8") != std::string::npos);
 
@@ -44,7 +44,7 @@ TEST_CASE("concurrent migrate runs queue on the lock and apply each migration on
 
     std::size_t total = 0;
     for (const auto& a : applied) total += a.size();
-    CHECK(total == postgres::embedded_migrations().size());
+    CHECK(total == postgres::embedded_migrations().size() + postgres::embedded_definitions().size());
     CHECK(db.scalar("SELECT count(*) FROM tributary.schema_migrations") ==
           std::to_string(postgres::embedded_migrations().size()));
 }
@@ -63,4 +63,15 @@ TEST_CASE("a database newer than the binary is refused") {
     TestDatabase db;
     db.exec("INSERT INTO tributary.schema_migrations (version, name) VALUES (9999, '9999_future.sql')");
     CHECK_THROWS_WITH(postgres::Migrator(db.url()).migrate(), Catch::Contains("upgrade tributary"));
+}
+
+TEST_CASE("definitions that differ from the binary's are refused, and migrate puts them back") {
+    TestDatabase db;
+    CHECK_NOTHROW(postgres::Migrator(db.url()).require_current());
+    db.exec("UPDATE tributary.schema_definitions SET digest = 'from another build'");
+    CHECK_THROWS_WITH(postgres::Migrator(db.url()).require_current(), Catch::Contains("run `tributary migrate`"));
+
+    const auto applied = postgres::Migrator(db.url()).migrate();
+    CHECK(applied.size() == postgres::embedded_definitions().size());
+    CHECK_NOTHROW(postgres::Migrator(db.url()).require_current());
 }
