@@ -39,6 +39,8 @@ struct RunOptions {
     bool until_idle = false;
     std::string metrics_addr;
     std::size_t max_rss_mb = 0;
+    std::string idle_poll_max = "10s";
+    std::chrono::milliseconds idle_poll_cap{10000};  ///< idle_poll_max, parsed
 };
 
 /// A loop that has done nothing at all for this long is stuck (the longest
@@ -73,6 +75,7 @@ bool run_worker(int index, const Shared& shared) {
         loader_options.worker = name;
         loader_options.worker_index = index;
         loader_options.worker_count = shared.options.workers;
+        loader_options.idle_poll_cap = shared.options.idle_poll_cap;
         Loader loader({catalog, lock, gate, store, fetcher, clock}, loader_options, shared.stop, shared.observer);
         loader.run(shared.options.until_idle);
         return true;
@@ -126,9 +129,10 @@ bool wait_for_schema(const std::string& db, StopSignal& stop, std::chrono::milli
     }
 }
 
-int run(const GlobalOptions& global, const RunOptions& options) {
+int run(const GlobalOptions& global, RunOptions& options) {
     const auto max_runtime =
         options.max_runtime.empty() ? std::chrono::milliseconds::zero() : parse_duration(options.max_runtime);
+    options.idle_poll_cap = parse_duration(options.idle_poll_max);
     if (!options.metrics_addr.empty()) {
         try {
             metrics::split_address(options.metrics_addr);
@@ -186,6 +190,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
     cmd->add_option("--max-rss", options->max_rss_mb,
                     "memory ceiling in MB: past it, finish the batches in hand and exit with code 3")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    cmd->add_option("--idle-poll-max", options->idle_poll_max,
+                    "longest pause before asking again a source that keeps answering with nothing")
+        ->capture_default_str();
     cmd->callback([&global, &action, options] {
         action = [&global, options] { return run(global, *options); };
     });

@@ -5,9 +5,8 @@
 
 namespace tributary {
 
-/// The pause after a pass that did nothing: short at first (a source that
-/// was merely gated is due again within its interval), doubling while the
-/// loader stays idle, back to the minimum as soon as a pass does work.
+/// A pause that doubles while a condition lasts (the database away, a pass
+/// that keeps failing), back to the minimum once it is over.
 class IdlePause {
 public:
     IdlePause(std::chrono::milliseconds min, std::chrono::milliseconds max) : min_(min), max_(max), next_(min) {}

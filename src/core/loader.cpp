@@ -89,15 +89,20 @@ Loader::Loader(Ports ports, LoaderOptions options, const StopSignal& stop, Loade
       stop_(stop),
       observer_(observer),
       backoff_(options_.backoff),
-      idle_(options_.idle_min, options_.idle_max) {}
+      idle_polling_(options_.idle_poll_cap) {}
 
 PassSummary Loader::run_once() {
-    const auto sources = ports_.catalog.enabled_sources();
+    close_abandoned_slot();
+    auto schedule = ports_.catalog.schedule();
     PassSummary summary;
+    summary.pending = schedule.pending;
+    summary.next_due_in = schedule.next_due_in;
+    const auto& sources = schedule.due;
+    soonest_due_in_.reset();
     if (sources.empty()) return summary;
-    // Workers start their passes at different places, and every pass one
-    // further, so that no source always comes last and workers rarely meet
-    // at the same lock.
+    // Workers start their passes at different places of the due list, and
+    // every pass one further, so that workers rarely meet at the same lock
+    // and no source always comes last.
     const std::size_t n = sources.size();
     const std::size_t start = (pass_count_++ + n * options_.worker_index / options_.worker_count) % n;
     for (std::size_t i = 0; i < n && !stop_.stop_requested(); ++i) {
@@ -115,6 +120,9 @@ PassSummary Loader::run_once() {
         summary.add(turn);
         observer_.turn_done(source, turn);
     }
+    // The sources asked in this pass were given their next time just now.
+    if (soonest_due_in_)
+        summary.next_due_in = std::min(summary.next_due_in.value_or(*soonest_due_in_), *soonest_due_in_);
     return summary;
 }
 
@@ -132,6 +140,9 @@ TurnReport Loader::load_source(const Source& source) {
     try {
         return fetch_and_store(source, pass, passed_at);
     } catch (const DatabaseUnavailable&) {
+        // The slot stays leased (up to the request timeout and more) unless
+        // we close it once the database is back.
+        abandoned_slot_ = AbandonedSlot{source, pass.lease};
         throw;
     } catch (const std::exception& e) {
         // The slot is reserved: close it with a backoff and a visible cause,
@@ -189,7 +200,9 @@ TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pas
     if (result.events.size() > static_cast<std::size_t>(source.batch_size))
         result.events.resize(static_cast<std::size_t>(source.batch_size));
     if (result.events.empty()) {
-        ports_.gate.record_success(source, pass.lease, true, result.backlog);
+        const auto pause = idle_polling_.pause(source.interval, pass.empty_streak + 1);
+        ports_.gate.record_success(source, pass.lease, {true, result.backlog, pause});
+        note_next_due(pause);
         return {SourceOutcome::empty, 0, FailureClass::none, {}, {}, cursor, result.backlog};
     }
 
@@ -206,7 +219,8 @@ TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pas
     }
     const auto append_time = ports_.clock.now() - append_start;
     if (appended == EventStore::AppendResult::appended) fault_point("after_commit");
-    ports_.gate.record_success(source, pass.lease, false, result.backlog);
+    ports_.gate.record_success(source, pass.lease, {false, result.backlog, source.interval});
+    note_next_due(source.interval);
     if (appended == EventStore::AppendResult::conflict) {
         spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
                      source.name, options_.worker, cursor);
@@ -231,6 +245,7 @@ TurnReport Loader::record_failure(const Source& source, const SourceGate::Pass& 
     spdlog::warn("source={} worker={} fetch {} (failure {} in a row), next try in {} ms: {}", source.name,
                  options_.worker, to_string(result.status), failures, delay.count(), result.error);
     ports_.gate.record_failure(source, pass.lease, gate_failure(result.status), result.error, delay);
+    note_next_due(delay);
     TurnReport report{SourceOutcome::failed};
     report.failure = failure;
     return report;
@@ -245,6 +260,27 @@ void Loader::report_progress(const PassSummary& summary) {
                      std::chrono::duration_cast<std::chrono::seconds>(now - last_report_).count());
     events_since_report_ = 0;
     last_report_ = now;
+}
+
+void Loader::close_abandoned_slot() {
+    if (!abandoned_slot_) return;
+    // Named by its lease: if the lease ran out and another worker took the
+    // source meanwhile, this changes nothing.
+    ports_.gate.release_slot(abandoned_slot_->source, abandoned_slot_->lease);
+    abandoned_slot_.reset();
+}
+
+void Loader::note_next_due(std::chrono::milliseconds pause) {
+    soonest_due_in_ = std::min(soonest_due_in_.value_or(pause), pause);
+}
+
+std::chrono::milliseconds Loader::sleep_after(const PassSummary& summary) const {
+    // A source the gate refused in this pass (another worker got there
+    // first) is due again within its interval: look again soon.
+    if (summary.not_due > 0 || summary.conflict > 0) return std::min(options_.schedule_refresh, std::chrono::milliseconds(20));
+    auto pause = options_.schedule_refresh;
+    if (summary.next_due_in) pause = std::min(pause, *summary.next_due_in);
+    return std::max(pause, std::chrono::milliseconds(1));
 }
 
 void Loader::run(bool until_idle) {
@@ -275,13 +311,10 @@ void Loader::run(bool until_idle) {
         observer_.pass_done(summary);
         report_progress(summary);
         if (stop_.stop_requested() || (until_idle && summary.caught_up())) break;
-        if (summary.did_work()) {
-            idle_.reset();
-        } else {
-            const auto pause = idle_.next();
-            observer_.idle_sleep(pause);
-            ports_.clock.sleep_for(pause);
-        }
+        if (summary.did_work()) continue;
+        const auto pause = sleep_after(summary);
+        observer_.idle_sleep(pause);
+        ports_.clock.sleep_for(pause);
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "backoff.h"
@@ -9,6 +10,7 @@
 #include "event_fetcher.h"
 #include "event_store.h"
 #include "idle_pause.h"
+#include "idle_polling.h"
 #include "loader_observer.h"
 #include "source_catalog.h"
 #include "source_gate.h"
@@ -22,12 +24,16 @@ struct PassSummary {
     std::size_t sources = 0;
     std::size_t events_stored = 0;
     std::size_t stored = 0, empty = 0, failed = 0, conflict = 0, locked = 0, not_due = 0, backing_off = 0;
+    /// Sources not due at the start of the pass that had events last time.
+    std::size_t pending = 0;
+    /// When the next source that was not due becomes due.
+    std::optional<std::chrono::milliseconds> next_due_in;
 
     void add(const TurnReport& turn);
     bool did_work() const { return stored > 0; }
-    /// Nothing left to do for this worker: every source was asked and had
-    /// nothing, or is failing, or is another worker's.
-    bool caught_up() const { return stored == 0 && conflict == 0 && not_due == 0; }
+    /// Nothing left to do for this worker: every source was asked lately and
+    /// had nothing, or is failing, or is another worker's.
+    bool caught_up() const { return stored == 0 && conflict == 0 && not_due == 0 && pending == 0; }
 };
 
 struct LoaderOptions {
@@ -35,8 +41,11 @@ struct LoaderOptions {
     int worker_index = 0;
     int worker_count = 1;
     BackoffPolicy backoff;
-    std::chrono::milliseconds idle_min{50};
-    std::chrono::milliseconds idle_max{1000};
+    /// The longest a worker sleeps before reading the schedule again, also
+    /// when no source is due sooner (new sources, resumed ones).
+    std::chrono::milliseconds schedule_refresh{1000};
+    /// Empty answers in a row stretch a source's pause up to this.
+    std::chrono::milliseconds idle_poll_cap{10000};
     /// Pause after the database became unreachable, doubling up to the cap.
     std::chrono::milliseconds outage_min{500};
     std::chrono::milliseconds outage_max{10000};
@@ -67,12 +76,12 @@ public:
 
     Loader(Ports ports, LoaderOptions options, const StopSignal& stop, LoaderObserver& observer = no_observer());
 
-    /// One pass over the enabled sources. Throws DatabaseUnavailable when the
-    /// database is away (the pass is abandoned; nothing was half-stored).
+    /// One pass over the sources that are due. Throws DatabaseUnavailable when
+    /// the database is away (the pass is abandoned; nothing was half-stored).
     PassSummary run_once();
 
     /// Passes until stopped (a deadline is a stop too) or, with `until_idle`,
-    /// until a pass finds nothing to do; pauses while idle.
+    /// until a pass finds nothing to do; sleeps until the next source is due.
     void run(bool until_idle);
 
     /// One source's turn (exposed for tests).
@@ -82,6 +91,16 @@ private:
     TurnReport fetch_and_store(const Source& source, const SourceGate::Pass& pass, Clock::time_point passed_at);
     TurnReport store_batch(const Source& source, const SourceGate::Pass& pass, std::int64_t cursor, FetchResult& result);
     void report_progress(const PassSummary& summary);
+    std::chrono::milliseconds sleep_after(const PassSummary& summary) const;
+    void note_next_due(std::chrono::milliseconds pause);
+    void close_abandoned_slot();
+
+    /// A gate slot reserved by a turn that the database's going away cut
+    /// short; closed as soon as the database answers again.
+    struct AbandonedSlot {
+        Source source;
+        std::int64_t lease;
+    };
     TurnReport record_failure(const Source& source, const SourceGate::Pass& pass, const FetchResult& result,
                               FailureClass failure);
 
@@ -90,7 +109,10 @@ private:
     const StopSignal& stop_;
     LoaderObserver& observer_;
     Backoff backoff_;
-    IdlePause idle_;
+    IdlePolling idle_polling_;
+    /// The soonest next request this worker set at a gate in the current pass.
+    std::optional<std::chrono::milliseconds> soonest_due_in_;
+    std::optional<AbandonedSlot> abandoned_slot_;
     std::size_t pass_count_ = 0;
     std::size_t events_since_report_ = 0;
     Clock::time_point last_report_{};

@@ -25,10 +25,18 @@ public:
         Decision decision = Decision::not_due;
         int consecutive_failures = 0;  ///< before this request
         bool drained = false;          ///< the last request, by anyone, found nothing new
+        int empty_streak = 0;          ///< answers in a row, by anyone, that had nothing new
         /// Names this reservation: closing a slot with a stale lease (a
         /// worker that stalled past it while another took the source) does
         /// nothing, so a zombie cannot shorten someone else's lease.
         std::int64_t lease = 0;
+    };
+
+    /// How a good fetch went, and when the source may be asked next.
+    struct Success {
+        bool drained = false;                 ///< it had nothing new
+        std::optional<std::int64_t> backlog;  ///< what it said it still holds, if it did
+        std::chrono::milliseconds pause{0};   ///< no request before this has passed
     };
 
     enum class Failure { transient, throttled, failing };
@@ -36,11 +44,9 @@ public:
     virtual ~SourceGate() = default;
     /// Reserves the next request slot when the source is due.
     virtual Pass try_pass(const Source& source) = 0;
-    /// Closes a reserved slot after a good fetch: next request after
-    /// `interval`. `drained`: the fetch found nothing new; `backlog`: what
-    /// the source said it still holds, if it did.
-    virtual void record_success(const Source& source, std::int64_t lease, bool drained,
-                                std::optional<std::int64_t> backlog = {}) = 0;
+    /// Closes a reserved slot after a good fetch: failures are cleared, the
+    /// empty streak grows by one when drained and is reset otherwise.
+    virtual void record_success(const Source& source, std::int64_t lease, const Success& success) = 0;
     /// Closes a reserved slot whose request was abandoned (the process is
     /// stopping): next request after `interval`; failures and state stay.
     virtual void release_slot(const Source& source, std::int64_t lease) = 0;

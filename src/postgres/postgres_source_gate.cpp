@@ -18,15 +18,17 @@ WITH claimed AS (
            next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
            lease = lease + 1
      WHERE source_id = $1 AND next_allowed_at <= now()
- RETURNING failures, drained, lease)
-SELECT true, failures, drained, lease FROM claimed
+ RETURNING failures, drained, lease, empty_streak)
+SELECT true, failures, drained, lease, empty_streak FROM claimed
 UNION ALL
-SELECT false, failures, drained, lease FROM tributary.gates WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
+SELECT false, failures, drained, lease, empty_streak FROM tributary.gates
+ WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
 
 constexpr const char* kSuccessSql = R"sql(
 UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
        last_success_at = now(), failures = 0, state = 'ok', drained = $3,
+       empty_streak = CASE WHEN $3 THEN empty_streak + 1 ELSE 0 END,
        backlog = $4
  WHERE source_id = $1 AND lease = $5)sql";
 
@@ -81,23 +83,29 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         const auto rows = tx.exec_prepared(kTryPass, source.id, lease.count());
-        if (rows.empty()) return Pass{Decision::not_due, 0, false, 0};  // source removed meanwhile
+        if (rows.empty()) return Pass{Decision::not_due, 0, false, 0, 0};  // source removed meanwhile
         const bool passed = rows[0][0].as<bool>();
-        const int failures = rows[0][1].as<int>();
-        const bool drained = rows[0][2].as<bool>();
-        const auto lease = rows[0][3].as<std::int64_t>();
-        if (passed) return Pass{Decision::pass, failures, drained, lease};
-        return Pass{failures > 0 ? Decision::backing_off : Decision::not_due, failures, drained, 0};
+        Pass pass;
+        pass.consecutive_failures = rows[0][1].as<int>();
+        pass.drained = rows[0][2].as<bool>();
+        pass.empty_streak = rows[0][4].as<int>();
+        if (passed) {
+            pass.decision = Decision::pass;
+            pass.lease = rows[0][3].as<std::int64_t>();
+        } else {
+            pass.decision = pass.consecutive_failures > 0 ? Decision::backing_off : Decision::not_due;
+        }
+        return pass;
     });
 }
 
-void PostgresSourceGate::record_success(const Source& source, std::int64_t lease, bool drained,
-                                        std::optional<std::int64_t> backlog) {
+void PostgresSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         // libpqxx 6.4 passes a null pointer as SQL NULL.
+        const auto& backlog = success.backlog;
         const std::string backlog_text = backlog ? std::to_string(*backlog) : std::string();
-        tx.exec_prepared(kSuccess, source.id, source.interval.count(), drained,
+        tx.exec_prepared(kSuccess, source.id, success.pause.count(), success.drained,
                          backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr), lease);
     });
 }

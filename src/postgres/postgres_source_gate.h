@@ -15,8 +15,7 @@ class PostgresSourceGate : public SourceGate {
 public:
     explicit PostgresSourceGate(PostgresSession& session);
     Pass try_pass(const Source& source) override;
-    void record_success(const Source& source, std::int64_t lease, bool drained,
-                        std::optional<std::int64_t> backlog) override;
+    void record_success(const Source& source, std::int64_t lease, const Success& success) override;
     void release_slot(const Source& source, std::int64_t lease) override;
     void record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                         std::chrono::milliseconds delay) override;

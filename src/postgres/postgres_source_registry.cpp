@@ -1,12 +1,30 @@
 #include "postgres_source_registry.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace tributary::postgres {
 
 namespace {
 
-constexpr const char* kEnabled = "tributary_enabled_sources";
+constexpr const char* kSchedule = "tributary_schedule";
+
+// One statement, one `now()`: the due sources with what the fetcher needs,
+// earliest due first, then a summary row (id NULL) of the others. The
+// summary row always exists: an aggregate over no rows still returns one.
+constexpr const char* kScheduleSql = R"sql(
+WITH enabled AS (
+    SELECT s.id, s.name, s.url, array_to_string(s.headers, E'\n') AS headers, s.interval_ms, s.batch_size,
+           s.timeout_ms, g.next_allowed_at, g.drained, g.failures
+      FROM tributary.sources s JOIN tributary.gates g ON g.source_id = s.id
+     WHERE s.enabled)
+(SELECT id, name, url, headers, interval_ms, batch_size, timeout_ms, true, NULL::double precision, NULL::bigint
+   FROM enabled WHERE next_allowed_at <= now() ORDER BY next_allowed_at, id)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       extract(epoch FROM min(next_allowed_at) - now()) * 1000,
+       count(*) FILTER (WHERE NOT drained AND failures = 0)
+  FROM enabled WHERE next_allowed_at > now())sql";
 
 // Headers travel as one newline-separated string (a header cannot contain a
 // newline), which spares us array-literal quoting.
@@ -50,16 +68,23 @@ std::optional<T> optional_field(const pqxx::field& field) {
 }  // namespace
 
 PostgresSourceRegistry::PostgresSourceRegistry(PostgresSession& session) : session_(session) {
-    session_.prepare(kEnabled, std::string("SELECT ") + kSourceColumns +
-                                   " FROM tributary.sources WHERE enabled ORDER BY id");
+    session_.prepare(kSchedule, kScheduleSql);
 }
 
-std::vector<Source> PostgresSourceRegistry::enabled_sources() {
+SourceSchedule PostgresSourceRegistry::schedule() {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        std::vector<Source> sources;
-        for (const auto& row : tx.exec_prepared(kEnabled)) sources.push_back(to_record(row).source);
-        return sources;
+        SourceSchedule schedule;
+        for (const auto& row : tx.exec_prepared(kSchedule)) {
+            if (!row[0].is_null()) {
+                schedule.due.push_back(to_record(row).source);
+                continue;
+            }
+            if (!row[8].is_null())
+                schedule.next_due_in = std::chrono::milliseconds(static_cast<long long>(std::ceil(row[8].as<double>())));
+            schedule.pending = row[9].as<std::size_t>();
+        }
+        return schedule;
     });
 }
 

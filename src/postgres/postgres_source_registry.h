@@ -22,7 +22,7 @@ public:
 
     explicit PostgresSourceRegistry(PostgresSession& session);
 
-    std::vector<Source> enabled_sources() override;
+    SourceSchedule schedule() override;
 
     /// Registers a source with its cursor at `spec.after_id`; returns its id.
     int add(const SourceSpec& spec);

@@ -31,7 +31,7 @@ Source registered(const TestDatabase& db, const std::string& name, std::int64_t 
     spec.url = "http://127.0.0.1:9/" + name;
     spec.after_id = after_id;
     registry.add(spec);
-    for (const auto& s : registry.enabled_sources())
+    for (const auto& s : registry.schedule().due)
         if (s.name == name) return s;
     throw std::runtime_error("source not registered");
 }
@@ -167,7 +167,7 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
     CHECK(one.decision == SourceGate::Decision::pass);
     // In flight: nobody else may ask, for up to the timeout.
     CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
-    first.record_success(source, one.lease, false, std::nullopt);
+    first.record_success(source, one.lease, {false, std::nullopt, source.interval});
     CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
     std::this_thread::sleep_for(320ms);
     const auto two = second.try_pass(source);
@@ -183,8 +183,52 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
     const auto after = first.try_pass(source);
     CHECK(after.decision == SourceGate::Decision::pass);
     CHECK(after.consecutive_failures == 1);
-    first.record_success(source, after.lease, false, std::nullopt);
+    first.record_success(source, after.lease, {false, std::nullopt, source.interval});
     CHECK(db.scalar("SELECT state || failures FROM tributary.gates") == "ok0");
+}
+
+TEST_CASE("the schedule lists due sources earliest first and tells when the next is due") {
+    TestDatabase db;
+    auto quiet = registered(db, "schedule.quiet");
+    auto busy = registered(db, "schedule.busy");
+    auto paused = registered(db, "schedule.paused");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceRegistry registry(session);
+    postgres::PostgresSourceGate gate(session);
+    registry.set_enabled("schedule.paused", false);
+
+    auto all = registry.schedule();
+    REQUIRE(all.due.size() == 2);
+    CHECK_FALSE(all.next_due_in);
+    CHECK(all.pending == 0);
+
+    // quiet answered with nothing for the third time: a long pause, drained.
+    db.exec("UPDATE tributary.gates SET empty_streak = 2 WHERE source_id = " + std::to_string(quiet.id));
+    const auto q = gate.try_pass(quiet);
+    CHECK(q.empty_streak == 2);
+    gate.record_success(quiet, q.lease, {true, std::nullopt, 5s});
+    // busy had a batch: due again after its interval, and pending until then.
+    const auto b = gate.try_pass(busy);
+    gate.record_success(busy, b.lease, {false, 7, 3s});
+
+    const auto later = registry.schedule();
+    CHECK(later.due.empty());
+    REQUIRE(later.next_due_in);
+    CHECK(*later.next_due_in > 2800ms);
+    CHECK(*later.next_due_in <= 3000ms);
+    CHECK(later.pending == 1);
+    CHECK(db.scalar("SELECT string_agg(empty_streak::text || drained::text, ',' ORDER BY source_id) FROM tributary.gates") ==
+          "3true,0false,0false");
+
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now() - interval '1 s' WHERE source_id = " +
+            std::to_string(quiet.id));
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now() - interval '2 s' WHERE source_id = " +
+            std::to_string(busy.id));
+    const auto both = registry.schedule();
+    REQUIRE(both.due.size() == 2);
+    CHECK(both.due[0].name == "schedule.busy");  // earliest due first
+    CHECK(both.due[1].name == "schedule.quiet");
+    (void)paused;
 }
 
 TEST_CASE("a stale lease cannot close a newer reservation (a zombie cannot shorten a lease)") {
@@ -202,7 +246,7 @@ TEST_CASE("a stale lease cannot close a newer reservation (a zombie cannot short
     REQUIRE(fresh.decision == SourceGate::Decision::pass);
     const auto leased_until = db.scalar("SELECT next_allowed_at FROM tributary.gates");
 
-    zombie.record_success(source, stale.lease, false, std::nullopt);
+    zombie.record_success(source, stale.lease, {false, std::nullopt, source.interval});
     zombie.release_slot(source, stale.lease);
     zombie.record_failure(source, stale.lease, SourceGate::Failure::transient, "late", 0ms);
     CHECK(db.scalar("SELECT next_allowed_at FROM tributary.gates") == leased_until);

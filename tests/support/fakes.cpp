@@ -30,19 +30,20 @@ bool FakeSourceLock::holds(int source_id) const {
 SourceGate::Pass FakeSourceGate::try_pass(const Source& source) {
     Row& row = rows[source.id];
     if (clock_.now() < row.next_allowed)
-        return {row.failures > 0 ? Decision::backing_off : Decision::not_due, row.failures, row.drained, 0};
+        return {row.failures > 0 ? Decision::backing_off : Decision::not_due, row.failures, row.drained,
+                row.empty_streak, 0};
     row.next_allowed = clock_.now() + source.endpoint.timeout + source.interval;
     ++passes;
-    return {Decision::pass, row.failures, row.drained, ++row.lease};
+    return {Decision::pass, row.failures, row.drained, row.empty_streak, ++row.lease};
 }
 
-void FakeSourceGate::record_success(const Source& source, std::int64_t lease, bool drained,
-                                    std::optional<std::int64_t> backlog) {
+void FakeSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
     Row& row = rows[source.id];
     if (lease != row.lease) return;
-    row.drained = drained;
-    row.backlog = backlog;
-    row.next_allowed = clock_.now() + source.interval;
+    row.drained = success.drained;
+    row.empty_streak = success.drained ? row.empty_streak + 1 : 0;
+    row.backlog = success.backlog;
+    row.next_allowed = clock_.now() + success.pause;
     row.failures = 0;
     row.state = "ok";
     ++successes;
@@ -101,6 +102,21 @@ FetchResult FakeEventFetcher::fetch(const Source& source, std::int64_t after_id,
 void FakeEventFetcher::produce(int source_id, std::int64_t first_id, std::int64_t count) {
     for (std::int64_t id = first_id; id < first_id + count; ++id)
         available[source_id].push_back({id, "{\"n\":" + std::to_string(id) + "}"});
+}
+
+SourceSchedule FakeSourceCatalog::schedule() {
+    SourceSchedule schedule;
+    for (const auto& source : sources) {
+        const auto row = gate_ ? gate_->rows.find(source.id) : decltype(gate_->rows.end()){};
+        if (!gate_ || row == gate_->rows.end() || clock_->now() >= row->second.next_allowed) {
+            schedule.due.push_back(source);
+            continue;
+        }
+        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(row->second.next_allowed - clock_->now());
+        schedule.next_due_in = std::min(schedule.next_due_in.value_or(wait), wait);
+        if (!row->second.drained && row->second.failures == 0) ++schedule.pending;
+    }
+    return schedule;
 }
 
 Source& FakeSourceCatalog::add(int id, const std::string& name) {

@@ -60,8 +60,7 @@ class FakeSourceGate : public SourceGate {
 public:
     explicit FakeSourceGate(const Clock& clock) : clock_(clock) {}
     Pass try_pass(const Source& source) override;
-    void record_success(const Source& source, std::int64_t lease, bool drained,
-                        std::optional<std::int64_t> backlog) override;
+    void record_success(const Source& source, std::int64_t lease, const Success& success) override;
     void release_slot(const Source& source, std::int64_t lease) override;
     void record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                         std::chrono::milliseconds delay) override;
@@ -70,6 +69,7 @@ public:
         Clock::time_point next_allowed{};
         int failures = 0;
         bool drained = false;
+        int empty_streak = 0;
         std::optional<std::int64_t> backlog;
         std::int64_t lease = 0;
         std::string state = "ok";
@@ -108,11 +108,19 @@ public:
     int fetches = 0;
 };
 
+/// Every source is due unless a gate is given: then the gate's rows decide,
+/// as the real catalog reads the gates table.
 class FakeSourceCatalog : public SourceCatalog {
 public:
-    std::vector<Source> enabled_sources() override { return sources; }
+    FakeSourceCatalog() = default;
+    FakeSourceCatalog(const FakeSourceGate& gate, const Clock& clock) : gate_(&gate), clock_(&clock) {}
+    SourceSchedule schedule() override;
     Source& add(int id, const std::string& name);
     std::vector<Source> sources;
+
+private:
+    const FakeSourceGate* gate_ = nullptr;
+    const Clock* clock_ = nullptr;
 };
 
 }  // namespace tributary::fakes

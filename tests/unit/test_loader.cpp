@@ -18,7 +18,7 @@ struct Rig {
     FakeSourceGate gate{clock};
     FakeEventStore store;
     FakeEventFetcher fetcher;
-    FakeSourceCatalog catalog;
+    FakeSourceCatalog catalog{gate, clock};
     StopSignal stop;
     Loader loader;
 
@@ -138,7 +138,8 @@ TEST_CASE("a failing source backs off while the others keep loading") {
 
     rig.pass_later();
     auto third = rig.pass_later();
-    CHECK(third.backing_off == 1);  // a wrong source waits at least a minute
+    CHECK(third.sources == 1);  // a wrong source waits at least a minute: not even visited
+    CHECK(rig.gate.rows[1].failures == 1);
     CHECK(rig.store.cursors[2] == 3000);
     CHECK(rig.fetcher.fetches == 4);
 }
@@ -211,16 +212,36 @@ TEST_CASE("a fetch abandoned for a stop stores nothing and frees the gate") {
     CHECK_FALSE(rig.lock.holds(1));
 }
 
-TEST_CASE("an idle loader sleeps, longer while idle, and snaps back on work") {
+TEST_CASE("an idle loader sleeps until the next source is due; empty answers stretch the pauses") {
     Rig rig;
+    using ms = std::chrono::milliseconds;
     rig.clock.on_sleep = [&] {
-        if (rig.clock.sleeps.size() == 7) rig.fetcher.produce(1, 1, 5);
+        if (rig.clock.sleeps.size() == 5) rig.fetcher.produce(1, 1, 5);
         if (rig.clock.sleeps.size() == 9) rig.stop.request_stop();
     };
     rig.loader.run(false);
+    // 200, 400, 800, then 1 600 ms, read again after at most 1 s; the
+    // schedule is re-read at least once a second.
+    REQUIRE(rig.clock.sleeps.size() >= 5);
+    CHECK(std::vector<ms>(rig.clock.sleeps.begin(), rig.clock.sleeps.begin() + 5) ==
+          std::vector<ms>{ms(200), ms(400), ms(800), ms(1000), ms(600)});
+    // Events came: stored at the source's next due time; then the source is
+    // asked again after its interval, and a new streak starts from there.
+    CHECK(rig.store.cursors[1] == 5);
+    REQUIRE(rig.clock.sleeps.size() == 9);
+    CHECK(std::vector<ms>(rig.clock.sleeps.begin() + 5, rig.clock.sleeps.end()) ==
+          std::vector<ms>{ms(200), ms(200), ms(400), ms(800)});
+    CHECK(rig.gate.rows[2].empty_streak >= 5);
+}
+
+TEST_CASE("idle polling doubles the pause per empty answer, up to the cap") {
+    IdlePolling polling(10s);
     using ms = std::chrono::milliseconds;
-    CHECK(rig.clock.sleeps ==
-          std::vector<ms>{ms(50), ms(100), ms(200), ms(400), ms(800), ms(1000), ms(1000), ms(50), ms(100)});
+    std::vector<ms> pauses;
+    for (int streak = 1; streak <= 8; ++streak) pauses.push_back(polling.pause(200ms, streak));
+    CHECK(pauses == std::vector<ms>{ms(200), ms(400), ms(800), ms(1600), ms(3200), ms(6400), ms(10000), ms(10000)});
+    CHECK(polling.pause(30s, 5) == 30s);  // an interval above the cap stays the interval
+    CHECK(polling.pause(200ms, 1000) == 10s);
 }
 
 TEST_CASE("until-idle stops after a pass that found nothing") {
@@ -242,6 +263,20 @@ TEST_CASE("the loader rides out a database outage") {
     CHECK(rig.store.cursors[1] == 5);
     CHECK(rig.clock.sleeps.at(0) == 500ms);
     CHECK(rig.clock.sleeps.at(1) == 1000ms);
+}
+
+TEST_CASE("a slot reserved when the database went away is closed once it is back") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    rig.store.fail_next_append = [] { throw DatabaseUnavailable("connection lost mid-batch"); };
+    CHECK_THROWS_AS(rig.loader.run_once(), DatabaseUnavailable);
+    // Without the release the source would wait out the whole lease (timeout + interval).
+    CHECK(rig.gate.rows[1].next_allowed > rig.clock.now() + 5s);
+    rig.loader.run_once();  // the database answers: the slot is closed at the interval
+    CHECK(rig.gate.rows[1].next_allowed <= rig.clock.now() + rig.source(1).interval);
+    const auto next = rig.pass_later();
+    CHECK(rig.store.cursors[1] == 5);
+    CHECK(next.stored == 1);
 }
 
 TEST_CASE("a source another worker found empty a moment ago counts as caught up") {
@@ -285,9 +320,9 @@ TEST_CASE("a pass that fails for another reason than an outage is retried, the w
         FakeSourceCatalog& real;
         int calls = 0;
         explicit FlakyCatalog(FakeSourceCatalog& r) : real(r) {}
-        std::vector<Source> enabled_sources() override {
+        SourceSchedule schedule() override {
             if (++calls <= 2) throw std::runtime_error("canceling statement due to lock timeout");
-            return real.enabled_sources();
+            return real.schedule();
         }
     } catalog(rig.catalog);
     Loader loader({catalog, rig.lock, rig.gate, rig.store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
