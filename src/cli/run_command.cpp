@@ -39,8 +39,8 @@ struct RunOptions {
     bool until_idle = false;
     std::string metrics_addr;
     std::size_t max_rss_mb = 0;
-    std::string idle_poll_max = "10s";
-    std::chrono::milliseconds idle_poll_cap{10000};  ///< idle_poll_max, parsed
+    std::string idle_poll_max = "30s";
+    std::chrono::milliseconds idle_poll_cap{30000};  ///< idle_poll_max, parsed
 };
 
 /// A loop that has done nothing at all for this long is stuck (the longest

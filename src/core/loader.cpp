@@ -1,5 +1,7 @@
 #include "loader.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "batch_rules.h"
@@ -97,16 +99,19 @@ PassSummary Loader::run_once() {
     PassSummary summary;
     summary.pending = schedule.pending;
     summary.next_due_in = schedule.next_due_in;
-    const auto& sources = schedule.due;
     soonest_due_in_.reset();
+    const auto sources = visiting_order(schedule);
+    const std::size_t left_to_owners = schedule.due.size() - sources.size();
+    if (left_to_owners > 0) {
+        // Due, but another worker's: not idle, and look again when they
+        // would be ours to take.
+        summary.pending += left_to_owners;
+        summary.next_due_in = std::min(summary.next_due_in.value_or(options_.take_over_after), options_.take_over_after);
+    }
     if (sources.empty()) return summary;
-    // Workers start their passes at different places of the due list, and
-    // every pass one further, so that workers rarely meet at the same lock
-    // and no source always comes last.
-    const std::size_t n = sources.size();
-    const std::size_t start = (pass_count_++ + n * options_.worker_index / options_.worker_count) % n;
-    for (std::size_t i = 0; i < n && !stop_.stop_requested(); ++i) {
-        const Source& source = sources[(start + i) % n];
+    for (const Source* next : sources) {
+        if (stop_.stop_requested()) break;
+        const Source& source = *next;
         TurnReport turn{SourceOutcome::failed};
         try {
             turn = load_source(source);
@@ -260,6 +265,30 @@ void Loader::report_progress(const PassSummary& summary) {
                      std::chrono::duration_cast<std::chrono::seconds>(now - last_report_).count());
     events_since_report_ = 0;
     last_report_ = now;
+}
+
+std::vector<const Source*> Loader::visiting_order(const SourceSchedule& schedule) {
+    // Each worker of a process owns the due sources with id % workers ==
+    // its index, earliest due first, so that workers rarely race for one
+    // source (the loser pays a lock and a gate statement for nothing). It
+    // takes another worker's source only once that has waited a while: the
+    // owner is busy or gone.
+    std::vector<const Source*> own, others;
+    const auto count = static_cast<std::size_t>(std::max(options_.worker_count, 1));
+    for (std::size_t i = 0; i < schedule.due.size(); ++i) {
+        const Source& source = schedule.due[i];
+        if (static_cast<std::size_t>(source.id) % count == static_cast<std::size_t>(options_.worker_index))
+            own.push_back(&source);
+        else if (i >= schedule.overdue.size() || schedule.overdue[i] >= options_.take_over_after)
+            others.push_back(&source);
+    }
+    // Others' sources from a different place each pass, so that helpers
+    // spread over them rather than all starting at the same one.
+    if (!others.empty())
+        std::rotate(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(pass_count_++ % others.size()),
+                    others.end());
+    own.insert(own.end(), others.begin(), others.end());
+    return own;
 }
 
 void Loader::close_abandoned_slot() {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backoff.h"
 #include "clock.h"
@@ -44,8 +45,11 @@ struct LoaderOptions {
     /// The longest a worker sleeps before reading the schedule again, also
     /// when no source is due sooner (new sources, resumed ones).
     std::chrono::milliseconds schedule_refresh{1000};
+    /// A worker asks a due source that another worker of this process owns
+    /// once it has been due this long (its owner is busy).
+    std::chrono::milliseconds take_over_after{250};
     /// Empty answers in a row stretch a source's pause up to this.
-    std::chrono::milliseconds idle_poll_cap{10000};
+    std::chrono::milliseconds idle_poll_cap{30000};
     /// Pause after the database became unreachable, doubling up to the cap.
     std::chrono::milliseconds outage_min{500};
     std::chrono::milliseconds outage_max{10000};
@@ -94,6 +98,7 @@ private:
     std::chrono::milliseconds sleep_after(const PassSummary& summary) const;
     void note_next_due(std::chrono::milliseconds pause);
     void close_abandoned_slot();
+    std::vector<const Source*> visiting_order(const SourceSchedule& schedule);
 
     /// A gate slot reserved by a turn that the database's going away cut
     /// short; closed as soon as the database answers again.

@@ -14,6 +14,8 @@ struct SourceSchedule {
     /// Enabled sources whose gate lets a request through now, earliest due
     /// first (the gate still decides, atomically, when a worker gets there).
     std::vector<Source> due;
+    /// For each of `due`: how long it has been due.
+    std::vector<std::chrono::milliseconds> overdue;
     /// How long until the next enabled source that is not due now becomes
     /// due; empty when there is none.
     std::optional<std::chrono::milliseconds> next_due_in;

@@ -9,22 +9,23 @@ namespace {
 
 constexpr const char* kSchedule = "tributary_schedule";
 
-// One statement, one `now()`: the due sources with what the fetcher needs,
-// earliest due first, then a summary row (id NULL) of the others. The
-// summary row always exists: an aggregate over no rows still returns one.
+// One statement, one `now()`: the due sources with what the fetcher needs
+// and how long each has been due, earliest due first, then a summary row
+// (id NULL) of the others. The summary row always exists: an aggregate over
+// no rows still returns one. No CTE: referenced twice, it would be
+// materialised with every source's headers.
 constexpr const char* kScheduleSql = R"sql(
-WITH enabled AS (
-    SELECT s.id, s.name, s.url, array_to_string(s.headers, E'\n') AS headers, s.interval_ms, s.batch_size,
-           s.timeout_ms, g.next_allowed_at, g.drained, g.failures
-      FROM tributary.sources s JOIN tributary.gates g ON g.source_id = s.id
-     WHERE s.enabled)
-(SELECT id, name, url, headers, interval_ms, batch_size, timeout_ms, true, NULL::double precision, NULL::bigint
-   FROM enabled WHERE next_allowed_at <= now() ORDER BY next_allowed_at, id)
+(SELECT s.id, s.name, s.url, array_to_string(s.headers, E'\n'), s.interval_ms, s.batch_size, s.timeout_ms, true,
+        least(extract(epoch FROM now() - g.next_allowed_at) * 1000, 1e12), NULL::bigint
+   FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
+  WHERE s.enabled AND g.next_allowed_at <= now()
+  ORDER BY g.next_allowed_at, g.source_id)
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       extract(epoch FROM min(next_allowed_at) - now()) * 1000,
-       count(*) FILTER (WHERE NOT drained AND failures = 0)
-  FROM enabled WHERE next_allowed_at > now())sql";
+       extract(epoch FROM min(g.next_allowed_at) - now()) * 1000,
+       count(*) FILTER (WHERE NOT g.drained AND g.failures = 0)
+  FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
+ WHERE s.enabled AND g.next_allowed_at > now())sql";
 
 // Headers travel as one newline-separated string (a header cannot contain a
 // newline), which spares us array-literal quoting.
@@ -78,6 +79,7 @@ SourceSchedule PostgresSourceRegistry::schedule() {
         for (const auto& row : tx.exec_prepared(kSchedule)) {
             if (!row[0].is_null()) {
                 schedule.due.push_back(to_record(row).source);
+                schedule.overdue.push_back(std::chrono::milliseconds(static_cast<long long>(row[8].as<double>())));
                 continue;
             }
             if (!row[8].is_null())

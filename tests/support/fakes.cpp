@@ -110,6 +110,10 @@ SourceSchedule FakeSourceCatalog::schedule() {
         const auto row = gate_ ? gate_->rows.find(source.id) : decltype(gate_->rows.end()){};
         if (!gate_ || row == gate_->rows.end() || clock_->now() >= row->second.next_allowed) {
             schedule.due.push_back(source);
+            schedule.overdue.push_back(!gate_ || row == gate_->rows.end()
+                                           ? std::chrono::hours(24)
+                                           : std::chrono::floor<std::chrono::milliseconds>(
+                                                 clock_->now() - row->second.next_allowed));
             continue;
         }
         const auto wait = std::chrono::ceil<std::chrono::milliseconds>(row->second.next_allowed - clock_->now());

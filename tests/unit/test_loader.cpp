@@ -348,3 +348,32 @@ TEST_CASE("a worker that stalled between the gate and the request abandons it") 
     CHECK(store.appends == 0);
     CHECK_FALSE(rig.lock.holds(1));
 }
+
+TEST_CASE("workers of a process ask their own due sources first and take others' only when overdue") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 5);
+    rig.fetcher.produce(2, 1, 5);
+    LoaderOptions second = Rig::options();
+    second.worker = "w2";
+    second.worker_index = 1;
+    second.worker_count = 2;
+    Loader w2({rig.catalog, rig.lock, rig.gate, rig.store, rig.fetcher, rig.clock}, second, rig.stop);
+    // Both sources were due "forever" (never asked): anyone may take them.
+    const auto first = w2.run_once();
+    CHECK(first.stored == 2);
+
+    rig.fetcher.produce(1, 6, 5);
+    rig.fetcher.produce(2, 6, 5);
+    rig.clock.advance(300ms);  // due for 100 ms: source 2 is w1's (2 % 2 == 0), not yet overdue
+    const auto own_only = w2.run_once();
+    CHECK(own_only.sources == 1);
+    CHECK(rig.store.cursors[1] == 10);
+    CHECK(rig.store.cursors[2] == 5);
+    CHECK(own_only.pending == 1);
+    REQUIRE(own_only.next_due_in);
+    CHECK(*own_only.next_due_in <= 250ms);
+
+    rig.clock.advance(300ms);  // now overdue: its owner is busy or gone
+    w2.run_once();
+    CHECK(rig.store.cursors[2] == 10);
+}
