@@ -16,7 +16,8 @@ constexpr const char* kSchedule = "tributary_schedule";
 // materialised with every source's headers.
 constexpr const char* kScheduleSql = R"sql(
 (SELECT s.id, s.name, s.url, array_to_string(s.headers, E'\n'), s.interval_ms, s.batch_size, s.timeout_ms, true,
-        least(extract(epoch FROM now() - g.next_allowed_at) * 1000, 1e12), NULL::bigint
+        CASE WHEN isfinite(g.next_allowed_at) THEN extract(epoch FROM now() - g.next_allowed_at) * 1000 ELSE 1e12 END,
+        NULL::bigint
    FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
   WHERE s.enabled AND g.next_allowed_at <= now()
   ORDER BY g.next_allowed_at, g.source_id)
