@@ -95,19 +95,12 @@ Loader::Loader(Ports ports, LoaderOptions options, const StopSignal& stop, Loade
 
 PassSummary Loader::run_once() {
     close_abandoned_slot();
-    auto schedule = ports_.catalog.schedule();
+    auto schedule = ports_.catalog.schedule({options_.worker_index, options_.worker_count, options_.take_over_after});
     PassSummary summary;
     summary.pending = schedule.pending;
     summary.next_due_in = schedule.next_due_in;
     soonest_due_in_.reset();
     const auto sources = visiting_order(schedule);
-    const std::size_t left_to_owners = schedule.due.size() - sources.size();
-    if (left_to_owners > 0) {
-        // Due, but another worker's: not idle, and look again when they
-        // would be ours to take.
-        summary.pending += left_to_owners;
-        summary.next_due_in = std::min(summary.next_due_in.value_or(options_.take_over_after), options_.take_over_after);
-    }
     if (sources.empty()) return summary;
     for (const Source* next : sources) {
         if (stop_.stop_requested()) break;
@@ -268,22 +261,12 @@ void Loader::report_progress(const PassSummary& summary) {
 }
 
 std::vector<const Source*> Loader::visiting_order(const SourceSchedule& schedule) {
-    // Each worker of a process owns the due sources with id % workers ==
-    // its index, earliest due first, so that workers rarely race for one
-    // source (the loser pays a lock and a gate statement for nothing). It
-    // takes another worker's source only once that has waited a while: the
-    // owner is busy or gone.
+    // Our own sources first, earliest due first; then those taken over from
+    // busy workers, from a different place each pass, so that several
+    // helpers spread over them rather than all starting at the same one.
+    const ScheduleShare share{options_.worker_index, options_.worker_count, options_.take_over_after};
     std::vector<const Source*> own, others;
-    const auto count = static_cast<std::size_t>(std::max(options_.worker_count, 1));
-    for (std::size_t i = 0; i < schedule.due.size(); ++i) {
-        const Source& source = schedule.due[i];
-        if (static_cast<std::size_t>(source.id) % count == static_cast<std::size_t>(options_.worker_index))
-            own.push_back(&source);
-        else if (i >= schedule.overdue.size() || schedule.overdue[i] >= options_.take_over_after)
-            others.push_back(&source);
-    }
-    // Others' sources from a different place each pass, so that helpers
-    // spread over them rather than all starting at the same one.
+    for (const auto& source : schedule.due) (share.owns(source.id) ? own : others).push_back(&source);
     if (!others.empty())
         std::rotate(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(pass_count_++ % others.size()),
                     others.end());

@@ -9,24 +9,26 @@ namespace {
 
 constexpr const char* kSchedule = "tributary_schedule";
 
-// One statement, one `now()`: the due sources with what the fetcher needs
-// and how long each has been due, earliest due first, then a summary row
-// (id NULL) of the others. The summary row always exists: an aggregate over
-// no rows still returns one. No CTE: referenced twice, it would be
-// materialised with every source's headers.
+// One statement, one `now()`: the due sources of the share ($1 = workers,
+// $2 = this worker's index, $3 = take-over delay in ms) with what the fetcher
+// needs, earliest due first; then a summary row (id NULL) for the rest. The
+// summary row always exists: an aggregate over no rows still returns one.
 constexpr const char* kScheduleSql = R"sql(
 (SELECT s.id, s.name, s.url, array_to_string(s.headers, E'\n'), s.interval_ms, s.batch_size, s.timeout_ms, true,
-        CASE WHEN isfinite(g.next_allowed_at) THEN extract(epoch FROM now() - g.next_allowed_at) * 1000 ELSE 1e12 END,
-        NULL::bigint
+        NULL::double precision, NULL::bigint
    FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
-  WHERE s.enabled AND g.next_allowed_at <= now()
+  WHERE s.enabled
+    AND g.next_allowed_at <= now() - CASE WHEN s.id % $1 = $2 THEN interval '0' ELSE $3 * interval '1 ms' END
   ORDER BY g.next_allowed_at, g.source_id)
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       extract(epoch FROM min(g.next_allowed_at) - now()) * 1000,
-       count(*) FILTER (WHERE NOT g.drained AND g.failures = 0)
-  FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
- WHERE s.enabled AND g.next_allowed_at > now())sql";
+       extract(epoch FROM min(due_for_us) - now()) * 1000,
+       count(*) FILTER (WHERE NOT drained AND failures = 0)
+  FROM (SELECT g.next_allowed_at + CASE WHEN s.id % $1 = $2 THEN interval '0' ELSE $3 * interval '1 ms' END
+               AS due_for_us, g.drained, g.failures
+          FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
+         WHERE s.enabled) later
+ WHERE due_for_us > now())sql";
 
 // Headers travel as one newline-separated string (a header cannot contain a
 // newline), which spares us array-literal quoting.
@@ -73,14 +75,15 @@ PostgresSourceRegistry::PostgresSourceRegistry(PostgresSession& session) : sessi
     session_.prepare(kSchedule, kScheduleSql);
 }
 
-SourceSchedule PostgresSourceRegistry::schedule() {
+SourceSchedule PostgresSourceRegistry::schedule(const ScheduleShare& share) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         SourceSchedule schedule;
-        for (const auto& row : tx.exec_prepared(kSchedule)) {
+        const int count = std::max(share.count, 1);
+        for (const auto& row : tx.exec_prepared(kSchedule, count, share.index % count,
+                                                static_cast<double>(share.take_over_after.count()))) {
             if (!row[0].is_null()) {
                 schedule.due.push_back(to_record(row).source);
-                schedule.overdue.push_back(std::chrono::milliseconds(static_cast<long long>(row[8].as<double>())));
                 continue;
             }
             if (!row[8].is_null())

@@ -22,7 +22,7 @@ public:
 
     explicit PostgresSourceRegistry(PostgresSession& session);
 
-    SourceSchedule schedule() override;
+    SourceSchedule schedule(const ScheduleShare& share) override;
 
     /// Registers a source with its cursor at `spec.after_id`; returns its id.
     int add(const SourceSpec& spec);

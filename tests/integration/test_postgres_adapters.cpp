@@ -31,7 +31,7 @@ Source registered(const TestDatabase& db, const std::string& name, std::int64_t 
     spec.url = "http://127.0.0.1:9/" + name;
     spec.after_id = after_id;
     registry.add(spec);
-    for (const auto& s : registry.schedule().due)
+    for (const auto& s : registry.schedule({}).due)
         if (s.name == name) return s;
     throw std::runtime_error("source not registered");
 }
@@ -197,7 +197,7 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
     postgres::PostgresSourceGate gate(session);
     registry.set_enabled("schedule.paused", false);
 
-    auto all = registry.schedule();
+    auto all = registry.schedule({});
     REQUIRE(all.due.size() == 2);
     CHECK_FALSE(all.next_due_in);
     CHECK(all.pending == 0);
@@ -211,7 +211,7 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
     const auto b = gate.try_pass(busy);
     gate.record_success(busy, b.lease, {false, 7, 3s});
 
-    const auto later = registry.schedule();
+    const auto later = registry.schedule({});
     CHECK(later.due.empty());
     REQUIRE(later.next_due_in);
     CHECK(*later.next_due_in > 2800ms);
@@ -224,10 +224,21 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
             std::to_string(quiet.id));
     db.exec("UPDATE tributary.gates SET next_allowed_at = now() - interval '2 s' WHERE source_id = " +
             std::to_string(busy.id));
-    const auto both = registry.schedule();
+    const auto both = registry.schedule({});
     REQUIRE(both.due.size() == 2);
     CHECK(both.due[0].name == "schedule.busy");  // earliest due first
     CHECK(both.due[1].name == "schedule.quiet");
+
+    // Shared among two workers: another worker's source only once it is 250 ms overdue.
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now() - interval '100 ms' WHERE source_id = " +
+            std::to_string(quiet.id));
+    const ScheduleShare owner{quiet.id % 2, 2, 250ms}, helper{(quiet.id + 1) % 2, 2, 250ms};
+    CHECK(registry.schedule(owner).due.size() == 2);
+    const auto helped = registry.schedule(helper);
+    REQUIRE(helped.due.size() == 1);
+    CHECK(helped.due[0].name == "schedule.busy");
+    REQUIRE(helped.next_due_in);
+    CHECK(*helped.next_due_in <= 150ms);
     (void)paused;
 }
 

@@ -104,19 +104,21 @@ void FakeEventFetcher::produce(int source_id, std::int64_t first_id, std::int64_
         available[source_id].push_back({id, "{\"n\":" + std::to_string(id) + "}"});
 }
 
-SourceSchedule FakeSourceCatalog::schedule() {
+SourceSchedule FakeSourceCatalog::schedule(const ScheduleShare& share) {
     SourceSchedule schedule;
     for (const auto& source : sources) {
         const auto row = gate_ ? gate_->rows.find(source.id) : decltype(gate_->rows.end()){};
-        if (!gate_ || row == gate_->rows.end() || clock_->now() >= row->second.next_allowed) {
-            schedule.due.push_back(source);
-            schedule.overdue.push_back(!gate_ || row == gate_->rows.end()
-                                           ? std::chrono::hours(24)
-                                           : std::chrono::floor<std::chrono::milliseconds>(
-                                                 clock_->now() - row->second.next_allowed));
+        if (!gate_ || row == gate_->rows.end()) {
+            schedule.due.push_back(source);  // never asked: due for anyone
             continue;
         }
-        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(row->second.next_allowed - clock_->now());
+        const auto due_for_us =
+            row->second.next_allowed + (share.owns(source.id) ? Clock::duration::zero() : share.take_over_after);
+        if (clock_->now() >= due_for_us) {
+            schedule.due.push_back(source);
+            continue;
+        }
+        const auto wait = std::chrono::ceil<std::chrono::milliseconds>(due_for_us - clock_->now());
         schedule.next_due_in = std::min(schedule.next_due_in.value_or(wait), wait);
         if (!row->second.drained && row->second.failures == 0) ++schedule.pending;
     }

@@ -114,7 +114,7 @@ class FakeSourceCatalog : public SourceCatalog {
 public:
     FakeSourceCatalog() = default;
     FakeSourceCatalog(const FakeSourceGate& gate, const Clock& clock) : gate_(&gate), clock_(&clock) {}
-    SourceSchedule schedule() override;
+    SourceSchedule schedule(const ScheduleShare& share) override;
     Source& add(int id, const std::string& name);
     std::vector<Source> sources;
 

@@ -320,9 +320,9 @@ TEST_CASE("a pass that fails for another reason than an outage is retried, the w
         FakeSourceCatalog& real;
         int calls = 0;
         explicit FlakyCatalog(FakeSourceCatalog& r) : real(r) {}
-        SourceSchedule schedule() override {
+        SourceSchedule schedule(const ScheduleShare& share) override {
             if (++calls <= 2) throw std::runtime_error("canceling statement due to lock timeout");
-            return real.schedule();
+            return real.schedule(share);
         }
     } catalog(rig.catalog);
     Loader loader({catalog, rig.lock, rig.gate, rig.store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
