@@ -287,12 +287,15 @@ void Loader::note_next_due(std::chrono::milliseconds pause) {
 }
 
 std::chrono::milliseconds Loader::sleep_after(const PassSummary& summary) const {
+    using std::chrono::milliseconds;
     // A source the gate refused in this pass (another worker got there
     // first) is due again within its interval: look again soon.
-    if (summary.not_due > 0 || summary.conflict > 0) return std::min(options_.schedule_refresh, std::chrono::milliseconds(20));
-    auto pause = options_.schedule_refresh;
-    if (summary.next_due_in) pause = std::min(pause, *summary.next_due_in);
-    return std::max(pause, std::chrono::milliseconds(1));
+    if (summary.not_due > 0 || summary.conflict > 0) return std::min(options_.schedule_refresh, milliseconds(20));
+    // Straight on after work when nothing says when the next is due; the
+    // schedule is one statement, but not one to run for every source.
+    if (!summary.next_due_in) return summary.did_work() ? milliseconds(0) : options_.schedule_refresh;
+    const auto floor = summary.did_work() ? milliseconds(0) : milliseconds(1);
+    return std::clamp(*summary.next_due_in, floor, options_.schedule_refresh);
 }
 
 void Loader::run(bool until_idle) {
@@ -323,9 +326,9 @@ void Loader::run(bool until_idle) {
         observer_.pass_done(summary);
         report_progress(summary);
         if (stop_.stop_requested() || (until_idle && summary.caught_up())) break;
-        if (summary.did_work()) continue;
         const auto pause = sleep_after(summary);
-        observer_.idle_sleep(pause);
+        if (pause.count() == 0) continue;
+        if (!summary.did_work()) observer_.idle_sleep(pause);
         ports_.clock.sleep_for(pause);
     }
 }

@@ -13,21 +13,23 @@ constexpr const char* kSchedule = "tributary_schedule";
 // $2 = this worker's index, $3 = take-over delay in ms) with what the fetcher
 // needs, earliest due first; then a summary row (id NULL) for the rest. The
 // summary row always exists: an aggregate over no rows still returns one.
+// The conditions are on the gates' own columns, so they filter the gates
+// scan before any join.
 constexpr const char* kScheduleSql = R"sql(
 (SELECT s.id, s.name, s.url, array_to_string(s.headers, E'\n'), s.interval_ms, s.batch_size, s.timeout_ms, true,
         NULL::double precision, NULL::bigint
    FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
   WHERE s.enabled
-    AND g.next_allowed_at <= now() - CASE WHEN s.id % $1 = $2 THEN interval '0' ELSE $3 * interval '1 ms' END
+    AND g.next_allowed_at <= now() - CASE WHEN g.source_id % $1 = $2 THEN interval '0' ELSE $3 * interval '1 ms' END
   ORDER BY g.next_allowed_at, g.source_id)
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        extract(epoch FROM min(due_for_us) - now()) * 1000,
        count(*) FILTER (WHERE NOT drained AND failures = 0)
-  FROM (SELECT g.next_allowed_at + CASE WHEN s.id % $1 = $2 THEN interval '0' ELSE $3 * interval '1 ms' END
+  FROM (SELECT g.next_allowed_at + CASE WHEN g.source_id % $1 = $2 THEN interval '0' ELSE $3 * interval '1 ms' END
                AS due_for_us, g.drained, g.failures
-          FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
-         WHERE s.enabled) later
+          FROM tributary.gates g
+         WHERE NOT EXISTS (SELECT FROM tributary.sources s WHERE s.id = g.source_id AND NOT s.enabled)) later
  WHERE due_for_us > now())sql";
 
 // Headers travel as one newline-separated string (a header cannot contain a
