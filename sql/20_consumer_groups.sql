@@ -9,6 +9,10 @@
 --
 -- Errors a caller can fix carry SQLSTATE 22023 (bad argument: exit code 2 in
 -- the CLI) or P0002 (no such group).
+--
+-- The API is what README.md lists: group_*, consumer_*, dead_letter_replay,
+-- read_log, log_position, pattern_matches and the two views. The other
+-- functions here are its steps; calling them alone skips its locking.
 
 -- Patterns ------------------------------------------------------------------
 
