@@ -24,11 +24,15 @@ UNION ALL
 SELECT false, failures, drained, lease, empty_streak FROM tributary.gates
  WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
 
+// A nudge that came while the request was in flight (nudged_at after
+// last_request) means "there is more": the next request after the interval,
+// not the idle pause, and the empty streak ends.
 constexpr const char* kSuccessSql = R"sql(
 UPDATE tributary.gates
-   SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
+   SET next_allowed_at = now() + make_interval(secs => (CASE WHEN nudged_at >= last_request THEN $6 ELSE $2 END)
+                                                      ::double precision / 1000),
        last_success_at = now(), failures = 0, state = 'ok', drained = $3,
-       empty_streak = CASE WHEN $3 THEN empty_streak + 1 ELSE 0 END,
+       empty_streak = CASE WHEN $3 AND NOT coalesce(nudged_at >= last_request, false) THEN empty_streak + 1 ELSE 0 END,
        backlog = $4
  WHERE source_id = $1 AND lease = $5)sql";
 
@@ -106,7 +110,8 @@ void PostgresSourceGate::record_success(const Source& source, std::int64_t lease
         const auto& backlog = success.backlog;
         const std::string backlog_text = backlog ? std::to_string(*backlog) : std::string();
         tx.exec_prepared(kSuccess, source.id, success.pause.count(), success.drained,
-                         backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr), lease);
+                         backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr), lease,
+                         source.interval.count());
     });
 }
 

@@ -3,11 +3,36 @@
 #include <cmath>
 #include <sstream>
 
+#include "control_channel.h"
+
 namespace tributary::postgres {
 
 namespace {
 
 constexpr const char* kSchedule = "tributary_schedule";
+constexpr const char* kNudge = "tributary_nudge";
+
+// A nudge never lets a request through sooner than the gate would: it only
+// brings an idle source's next request forward to one interval after the
+// last one ended, and only when that request is over and went well (a
+// request in flight holds its lease; a failing source keeps its backoff).
+// It always records itself, so that a request in flight ends at the
+// interval rather than an idle pause.
+constexpr const char* kNudgeSql = R"sql(
+UPDATE tributary.gates g
+   SET nudged_at = now(), empty_streak = 0,
+       next_allowed_at = CASE WHEN g.failures = 0 AND g.last_success_at >= g.last_request
+                              THEN least(g.next_allowed_at,
+                                         greatest(now(), g.last_success_at + s.interval_ms * interval '1 ms'))
+                              ELSE g.next_allowed_at END
+  FROM tributary.sources s
+ WHERE s.name = $1 AND g.source_id = s.id
+RETURNING g.source_id)sql";
+
+/// Source changes reach running loaders at commit (a hint, see control_channel.h).
+void tell_loaders(pqxx::transaction_base& tx) {
+    tx.exec_params("SELECT pg_notify($1, 'sources')", kControlChannel);
+}
 
 // One statement, one `now()`: the due sources of the share ($1 = workers,
 // $2 = this worker's index, $3 = take-over delay in ms) with what the fetcher
@@ -75,6 +100,18 @@ std::optional<T> optional_field(const pqxx::field& field) {
 
 PostgresSourceRegistry::PostgresSourceRegistry(PostgresSession& session) : session_(session) {
     session_.prepare(kSchedule, kScheduleSql);
+    session_.prepare(kNudge, kNudgeSql);
+}
+
+bool PostgresSourceRegistry::nudge(const std::string& name) {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::work tx(c);
+        const auto r = tx.exec_prepared(kNudge, name);
+        if (r.empty()) return false;
+        tell_loaders(tx);
+        tx.commit();
+        return true;
+    });
 }
 
 SourceSchedule PostgresSourceRegistry::schedule(const ScheduleShare& share) {
@@ -109,6 +146,7 @@ int PostgresSourceRegistry::add(const SourceSpec& spec) {
                            .as<int>();
         tx.exec_params("INSERT INTO tributary.cursors (source_id, last_event_id) VALUES ($1, $2)", id, spec.after_id);
         tx.exec_params("INSERT INTO tributary.gates (source_id) VALUES ($1)", id);
+        tell_loaders(tx);
         tx.commit();
         return id;
     });
@@ -126,9 +164,11 @@ std::vector<SourceRecord> PostgresSourceRegistry::list() {
 
 void PostgresSourceRegistry::set_enabled(const std::string& name, bool enabled) {
     session_.run([&](pqxx::connection& c) {
-        pqxx::nontransaction tx(c);
+        pqxx::work tx(c);
         const auto r = tx.exec_params("UPDATE tributary.sources SET enabled = $2 WHERE name = $1", name, enabled);
         if (r.affected_rows() == 0) throw NameError("no source named '" + name + "' (see `tributary source list`)");
+        tell_loaders(tx);
+        tx.commit();
     });
 }
 
@@ -147,6 +187,7 @@ void PostgresSourceRegistry::remove(const std::string& name) {
                                      " stored events, and tributary never deletes events: use `tributary source "
                                      "pause " + name + "` to stop loading it");
         tx.exec_params("DELETE FROM tributary.sources WHERE id = $1", id);
+        tell_loaders(tx);
         tx.commit();
     });
 }

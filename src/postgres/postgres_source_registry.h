@@ -33,6 +33,9 @@ public:
     /// by tributary, so a source with events is refused (pause it instead).
     void remove(const std::string& name);
     std::vector<SourceStatus> status();
+    /// The source says it has new events: ask it as soon as its gate allows
+    /// (see kNudgeSql), and wake the loaders. false: no source of that name.
+    bool nudge(const std::string& name);
 
 private:
     PostgresSession& session_;

@@ -242,6 +242,80 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
     (void)paused;
 }
 
+namespace {
+
+/// Counts notifications on one channel of its own connection.
+struct ChannelCounter : pqxx::notification_receiver {
+    int received = 0;
+    ChannelCounter(pqxx::connection_base& c, const std::string& channel) : pqxx::notification_receiver(c, channel) {}
+    void operator()(const std::string&, int) override { ++received; }
+};
+
+double seconds_until_due(const TestDatabase& db, int source_id) {
+    return std::stod(db.scalar("SELECT extract(epoch FROM next_allowed_at - now()) FROM tributary.gates WHERE source_id = " +
+                               std::to_string(source_id)));
+}
+
+}  // namespace
+
+TEST_CASE("a nudge brings an idle source forward, never past its gate, and wakes the loaders") {
+    TestDatabase db;
+    auto idle = registered(db, "nudge.idle");
+    auto busy = registered(db, "nudge.busy");
+    auto failing = registered(db, "nudge.failing");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceRegistry registry(session);
+    postgres::PostgresSourceGate gate(session);
+    pqxx::connection listener(db.url());
+    ChannelCounter control(listener, "tributary_control");
+
+    // idle answered with nothing a while ago and waits 30 s: a nudge makes it due now.
+    const auto i = gate.try_pass(idle);
+    gate.record_success(idle, i.lease, {true, std::nullopt, 30s});
+    db.exec("UPDATE tributary.gates SET last_request = now() - interval '6 s', last_success_at = now() - interval '5 s'"
+            " WHERE source_id = " +
+            std::to_string(idle.id));
+    CHECK(seconds_until_due(db, idle.id) > 25);
+    CHECK(registry.nudge("nudge.idle"));
+    CHECK(seconds_until_due(db, idle.id) <= 0.01);
+    CHECK(db.scalar("SELECT empty_streak FROM tributary.gates WHERE source_id = " + std::to_string(idle.id)) == "0");
+
+    // Just answered: the nudge cannot beat the interval after that answer.
+    const auto again = gate.try_pass(idle);
+    REQUIRE(again.decision == SourceGate::Decision::pass);
+    gate.record_success(idle, again.lease, {true, std::nullopt, 30s});
+    CHECK(registry.nudge("nudge.idle"));
+    const auto wait = seconds_until_due(db, idle.id);
+    CHECK(wait > 0.1);
+    CHECK(wait <= 0.2);
+
+    // busy has a request in flight: its lease stands; the answer then brings the next at the interval.
+    const auto b = gate.try_pass(busy);
+    const auto leased = seconds_until_due(db, busy.id);
+    CHECK(registry.nudge("nudge.busy"));
+    CHECK(seconds_until_due(db, busy.id) == Approx(leased).margin(0.05));
+    gate.record_success(busy, b.lease, {true, std::nullopt, 30s});
+    CHECK(seconds_until_due(db, busy.id) <= 0.2);
+    CHECK(db.scalar("SELECT empty_streak FROM tributary.gates WHERE source_id = " + std::to_string(busy.id)) == "0");
+
+    // failing keeps its backoff.
+    const auto f = gate.try_pass(failing);
+    gate.record_failure(failing, f.lease, SourceGate::Failure::transient, "HTTP 503", 10s);
+    CHECK(registry.nudge("nudge.failing"));
+    CHECK(seconds_until_due(db, failing.id) > 9);
+
+    CHECK_FALSE(registry.nudge("nudge.unknown"));
+
+    // Every nudge that found its source, and every change, told the loaders.
+    listener.await_notification(1, 0);
+    listener.get_notifs();
+    CHECK(control.received >= 1);
+    const int before = control.received;
+    registry.set_enabled("nudge.busy", false);
+    listener.await_notification(1, 0);
+    CHECK(control.received > before);
+}
+
 TEST_CASE("a stale lease cannot close a newer reservation (a zombie cannot shorten a lease)") {
     TestDatabase db;
     auto source = registered(db, "gate.zombie");
