@@ -1,5 +1,7 @@
 #include <atomic>
 #include <optional>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -19,6 +21,8 @@
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_gate.h"
 #include "postgres/postgres_source_lock.h"
+#include "postgres/control_channel.h"
+#include "postgres/hint_channel.h"
 #include "postgres/postgres_source_registry.h"
 #include "resident_memory.h"
 #include "run_observer.h"
@@ -39,6 +43,7 @@ struct RunOptions {
     bool until_idle = false;
     std::string metrics_addr;
     std::size_t max_rss_mb = 0;
+    bool poll_only = false;
     std::string idle_poll_max = "30s";
     std::chrono::milliseconds idle_poll_cap{30000};  ///< idle_poll_max, parsed
 };
@@ -53,6 +58,34 @@ struct Shared {
     StopSignal& stop;
     RunObserver& observer;
     metrics::LoaderMetrics* metrics;
+    postgres::HintChannel* hints;  ///< null with --poll-only
+};
+
+/// POST /sources/NAME/nudge: one session for the HTTP server's threads.
+class Nudger {
+public:
+    explicit Nudger(std::string db) : db_(std::move(db)) {}
+    metrics::NudgeOutcome operator()(const std::string& name) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        try {
+            if (!session_) {
+                session_ = std::make_unique<postgres::PostgresSession>(db_);
+                registry_ = std::make_unique<postgres::PostgresSourceRegistry>(*session_);
+            }
+            if (!registry_->nudge(name)) return metrics::NudgeOutcome::unknown_source;
+            spdlog::debug("source={} nudged", name);
+            return metrics::NudgeOutcome::nudged;
+        } catch (const std::exception& e) {
+            spdlog::warn("source={} nudge failed: {}", name, e.what());
+            return metrics::NudgeOutcome::unavailable;
+        }
+    }
+
+private:
+    const std::string db_;
+    std::mutex mutex_;
+    std::unique_ptr<postgres::PostgresSession> session_;
+    std::unique_ptr<postgres::PostgresSourceRegistry> registry_;
 };
 
 /// One worker: its own database session and HTTP handle, wired to a Loader.
@@ -70,12 +103,15 @@ bool run_worker(int index, const Shared& shared) {
         postgres::PostgresSourceGate gate(session);
         postgres::PostgresEventStore store(session);
         CurlEventFetcher fetcher(FetchLimits{}, shared.stop);
-        SystemClock clock(shared.stop);
+        SystemClock clock(shared.stop, shared.hints);
         LoaderOptions loader_options;
         loader_options.worker = name;
         loader_options.worker_index = index;
         loader_options.worker_count = shared.options.workers;
         loader_options.idle_poll_cap = shared.options.idle_poll_cap;
+        // Hints wake a sleeping worker for source changes and nudges; the
+        // schedule's own refresh is then only the safety net.
+        loader_options.schedule_refresh = shared.hints ? std::chrono::seconds(5) : std::chrono::seconds(1);
         Loader loader({catalog, lock, gate, store, fetcher, clock}, loader_options, shared.stop, shared.observer);
         loader.run(shared.options.until_idle);
         return true;
@@ -137,7 +173,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
         try {
             metrics::split_address(options.metrics_addr);
         } catch (const std::invalid_argument& e) {
-            throw UsageError(std::string("--metrics-addr: ") + e.what());
+            throw UsageError(std::string("--listen: ") + e.what());
         }
     }
     const auto db = global.database_url();
@@ -146,19 +182,24 @@ int run(const GlobalOptions& global, RunOptions& options) {
     if (!wait_for_schema(db, stop, max_runtime)) return exit_ok;  // stopped while waiting
     std::optional<metrics::LoaderMetrics> loader_metrics;
     if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
-    RunObserver observer(loader_metrics ? &*loader_metrics : nullptr);
+    std::optional<postgres::HintChannel> hints;
+    if (!options.poll_only)
+        hints.emplace(db, postgres::HintChannel::Options{{postgres::kControlChannel}, postgres::kEventsChannel}, stop);
+    RunObserver observer(loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr);
     std::optional<metrics::MetricsServer> server;
+    Nudger nudger(db);
     if (loader_metrics) {
         server.emplace(
             options.metrics_addr, [&] { return loader_metrics->scrape(); },
-            [&] { return observer.health(kQuietLimit); });
+            [&] { return observer.health(kQuietLimit); }, [&](const std::string& name) { return nudger(name); });
         spdlog::info("serving /metrics and /healthz on {} (port {})", options.metrics_addr, server->port());
     }
     spdlog::info("starting {} worker(s){}{}", options.workers,
                  max_runtime.count() ? ", max runtime " + options.max_runtime : "",
                  options.until_idle ? ", until idle" : "");
 
-    const Shared shared{db, options, stop, observer, loader_metrics ? &*loader_metrics : nullptr};
+    const Shared shared{db, options, stop, observer, loader_metrics ? &*loader_metrics : nullptr,
+                        hints ? &*hints : nullptr};
     std::atomic<int> failed{0};
     std::vector<std::thread> workers;
     for (int i = 0; i < options.workers; ++i)
@@ -185,11 +226,14 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
         ->check(CLI::Range(1, 256));
     cmd->add_option("--max-runtime", options->max_runtime, "stop gracefully after this long, e.g. 55s (for cron)");
     cmd->add_flag("--until-idle", options->until_idle, "exit once a full pass over all sources found nothing");
-    cmd->add_option("--metrics-addr", options->metrics_addr,
-                    "serve /metrics (Prometheus) and /healthz on HOST:PORT, e.g. 127.0.0.1:9187");
+    cmd->add_option("--listen,--metrics-addr", options->metrics_addr,
+                    "serve /metrics (Prometheus), /healthz and POST /sources/NAME/nudge on HOST:PORT, "
+                    "e.g. 127.0.0.1:9187");
     cmd->add_option("--max-rss", options->max_rss_mb,
                     "memory ceiling in MB: past it, finish the batches in hand and exit with code 3")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    cmd->add_flag("--poll-only", options->poll_only,
+                  "no LISTEN/NOTIFY: no commit hints for consumers, source changes seen within a second");
     cmd->add_option("--idle-poll-max", options->idle_poll_max,
                     "longest pause before asking again a source that keeps answering with nothing")
         ->capture_default_str();

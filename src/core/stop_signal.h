@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <vector>
 
 namespace tributary {
 
@@ -16,11 +18,16 @@ public:
     bool stop_requested() const noexcept { return stopped_.load(std::memory_order_relaxed); }
     /// Waits for `d`; returns early (true) when a stop is requested.
     bool wait_for(std::chrono::steady_clock::duration d);
+    /// Runs `hook` when a stop is requested (at once if it was already), on
+    /// the requesting thread: for waits that a condition variable cannot
+    /// reach, such as a thread blocked in poll(). Hooks must be quick.
+    void on_stop(std::function<void()> hook);
 
 private:
     std::atomic<bool> stopped_{false};
     std::mutex mutex_;
     std::condition_variable woken_;
+    std::vector<std::function<void()>> hooks_;
 };
 
 }  // namespace tributary

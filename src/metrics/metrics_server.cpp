@@ -20,8 +20,28 @@ std::pair<std::string, int> split_address(const std::string& address) {
 }
 
 MetricsServer::MetricsServer(const std::string& address, std::function<std::string()> scrape,
-                             std::function<Health()> health)
+                             std::function<Health()> health, NudgeHandler nudge)
     : server_(std::make_unique<httplib::Server>()) {
+    if (nudge) {
+        // Names that cannot be a source's fall through to httplib's 404.
+        server_->Post(R"(/sources/([A-Za-z0-9._-]{1,100})/nudge)",
+                      [nudge](const httplib::Request& req, httplib::Response& res) {
+                          const std::string name = req.matches[1];
+                          switch (nudge(name)) {
+                              case NudgeOutcome::nudged:
+                                  res.set_content("nudged " + name + "\n", "text/plain; charset=utf-8");
+                                  return;
+                              case NudgeOutcome::unknown_source:
+                                  res.status = 404;
+                                  res.set_content("no source named " + name + "\n", "text/plain; charset=utf-8");
+                                  return;
+                              case NudgeOutcome::unavailable:
+                                  res.status = 503;
+                                  res.set_content("database unreachable, try again\n", "text/plain; charset=utf-8");
+                                  return;
+                          }
+                      });
+    }
     server_->Get("/metrics", [scrape](const httplib::Request&, httplib::Response& res) {
         res.set_content(scrape(), "text/plain; version=0.0.4; charset=utf-8");
     });

@@ -13,13 +13,21 @@ class Server;
 
 namespace tributary::metrics {
 
-/// Serves GET /metrics (Prometheus text format) and GET /healthz (200 "ok",
-/// or 503 with a one-line reason) on its own thread, until destroyed.
+/// What a nudge found: the source, no such source, or no database to ask.
+enum class NudgeOutcome { nudged, unknown_source, unavailable };
+
+/// Serves GET /metrics (Prometheus text format), GET /healthz (200 "ok",
+/// or 503 with a one-line reason) and, when given a handler, POST
+/// /sources/NAME/nudge (200, 404 for an unknown source, 503 without a
+/// database) on its own thread, until destroyed.
 class MetricsServer {
 public:
+    using NudgeHandler = std::function<NudgeOutcome(const std::string& source)>;
+
     /// `address` is HOST:PORT (port 0 picks a free one). Throws
     /// std::runtime_error naming the address when it cannot listen.
-    MetricsServer(const std::string& address, std::function<std::string()> scrape, std::function<Health()> health);
+    MetricsServer(const std::string& address, std::function<std::string()> scrape, std::function<Health()> health,
+                  NudgeHandler nudge = {});
     ~MetricsServer();
     MetricsServer(const MetricsServer&) = delete;
     MetricsServer& operator=(const MetricsServer&) = delete;

@@ -1,0 +1,195 @@
+#include "hint_channel.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
+
+#include "session_settings.h"
+
+namespace tributary::postgres {
+
+struct HintChannel::State {
+    std::mutex mutex;
+    std::condition_variable rung;
+    std::uint64_t generation = 0;
+    std::uint64_t received = 0, sent = 0;
+    std::set<std::string> pending;
+    int pipe[2] = {-1, -1};  ///< wakes the thread out of poll(): a hint queued, or a stop
+
+    State() {
+        if (::pipe2(pipe, O_NONBLOCK | O_CLOEXEC) != 0) throw std::runtime_error("cannot create a pipe for the hint channel");
+    }
+    ~State() {
+        ::close(pipe[0]);
+        ::close(pipe[1]);
+    }
+    /// Wakes every waiter: there may be work.
+    void ring() {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            ++generation;
+        }
+        rung.notify_all();
+    }
+    /// Wakes the thread; a full pipe already will.
+    void poke() const {
+        const char byte = 1;
+        [[maybe_unused]] const auto n = ::write(pipe[1], &byte, 1);
+    }
+    void drain() const {
+        char buffer[64];
+        while (::read(pipe[0], buffer, sizeof buffer) == static_cast<ssize_t>(sizeof buffer)) {
+        }
+    }
+};
+
+namespace {
+
+class Receiver : public pqxx::notification_receiver {
+public:
+    Receiver(pqxx::connection_base& c, const std::string& channel, HintChannel::State& state)
+        : pqxx::notification_receiver(c, channel), state_(state) {}
+    void operator()(const std::string&, int) override {
+        {
+            std::lock_guard<std::mutex> guard(state_.mutex);
+            ++state_.received;
+        }
+        state_.ring();
+    }
+
+private:
+    HintChannel::State& state_;
+};
+
+/// A text[] literal; payloads are source names, quoted anyway.
+std::string array_literal(const std::vector<std::string>& items) {
+    std::string out = "{";
+    for (const auto& item : items) {
+        if (out.size() > 1) out += ',';
+        out += '"';
+        for (const char ch : item) {
+            if (ch == '"' || ch == '\\') out += '\\';
+            out += ch;
+        }
+        out += '"';
+    }
+    return out + "}";
+}
+
+}  // namespace
+
+HintChannel::HintChannel(std::string conninfo, Options options, StopSignal& stop)
+    : conninfo_(std::move(conninfo)), options_(std::move(options)), stop_(stop), state_(std::make_shared<State>()) {
+    // A stop must end waits at once, and the thread's poll() too.
+    stop_.on_stop([state = state_] {
+        state->rung.notify_all();
+        state->poke();
+    });
+    thread_ = std::thread([this] { run(); });
+}
+
+HintChannel::~HintChannel() {
+    done_ = true;
+    state_->poke();
+    thread_.join();
+}
+
+void HintChannel::wait(std::chrono::milliseconds longest) {
+    // Each thread remembers the last ring it saw, so a hint that came while
+    // it was busy ends its next wait at once rather than being missed.
+    thread_local std::map<const State*, std::uint64_t> seen_by_thread;
+    auto& seen = seen_by_thread[state_.get()];
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    state_->rung.wait_for(lock, longest, [&] { return state_->generation != seen || stop_.stop_requested(); });
+    seen = state_->generation;
+}
+
+void HintChannel::hint(const std::string& payload) {
+    if (options_.send_channel.empty()) return;
+    bool first;
+    {
+        std::lock_guard<std::mutex> guard(state_->mutex);
+        first = state_->pending.empty();
+        state_->pending.insert(payload);
+    }
+    if (first) state_->poke();
+}
+
+std::uint64_t HintChannel::received() const {
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    return state_->received;
+}
+
+std::uint64_t HintChannel::sent() const {
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    return state_->sent;
+}
+
+void HintChannel::run() {
+    auto pause = std::chrono::milliseconds(500);
+    while (!stop_.stop_requested() && !done_) {
+        try {
+            serve_one_connection();
+            pause = std::chrono::milliseconds(500);
+        } catch (const std::exception& e) {
+            // The loader or consumer reports outages; hints are best effort.
+            spdlog::debug("hint channel: {}; reconnecting in {} ms", e.what(), pause.count());
+        }
+        if (stop_.stop_requested() || done_) break;
+        stop_.wait_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(10000));
+    }
+}
+
+void HintChannel::serve_one_connection() {
+    pqxx::connection connection(with_connection_defaults(conninfo_));
+    std::vector<std::unique_ptr<Receiver>> receivers;
+    for (const auto& channel : options_.listen) receivers.push_back(std::make_unique<Receiver>(connection, channel, *state_));
+    // Listening (again) from now: whatever was hinted before is lost, so
+    // waiters look for themselves once.
+    state_->ring();
+
+    auto last_send = std::chrono::steady_clock::now() - options_.coalesce;
+    while (!stop_.stop_requested() && !done_) {
+        int timeout_ms = -1;
+        {
+            std::lock_guard<std::mutex> guard(state_->mutex);
+            if (!state_->pending.empty()) {
+                const auto due = last_send + options_.coalesce - std::chrono::steady_clock::now();
+                timeout_ms = static_cast<int>(
+                    std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(due).count()));
+            }
+        }
+        pollfd fds[2] = {{connection.sock(), POLLIN, 0}, {state_->pipe[0], POLLIN, 0}};
+        if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
+            throw std::runtime_error("poll failed on the hint connection");
+        if (fds[1].revents) state_->drain();
+        if (fds[0].revents) connection.get_notifs();  // throws when the connection is gone
+        if (std::chrono::steady_clock::now() < last_send + options_.coalesce) continue;
+
+        std::vector<std::string> batch;
+        {
+            std::lock_guard<std::mutex> guard(state_->mutex);
+            batch.assign(state_->pending.begin(), state_->pending.end());
+            state_->pending.clear();
+        }
+        if (batch.empty()) continue;
+        pqxx::nontransaction tx(connection);
+        tx.exec_params("SELECT pg_notify($1, p) FROM unnest($2::text[]) p", options_.send_channel, array_literal(batch));
+        last_send = std::chrono::steady_clock::now();
+        std::lock_guard<std::mutex> guard(state_->mutex);
+        state_->sent += batch.size();
+    }
+}
+
+}  // namespace tributary::postgres

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/stop_signal.h"
+#include "core/wakeup.h"
+
+namespace tributary::postgres {
+
+/// A process's one connection for LISTEN/NOTIFY hints (issue 7), on a thread
+/// of its own. It wakes waiters when a notification arrives on one of the
+/// channels it listens to, and also after every (re)connect, since hints sent
+/// while it was away are lost. It sends hints too: `hint(payload)` queues one
+/// for `send_channel`, and the thread sends what is queued in one statement,
+/// at most once per `coalesce` — outside any batch transaction, because
+/// NOTIFY takes a cluster-wide lock at commit.
+///
+/// Hints are only hints: waiters also wake on their own timers, so a lost
+/// hint costs latency, never events. A database away is retried quietly
+/// (the loader or consumer says so for the process); a stop ends the thread
+/// and wakes every waiter at once.
+class HintChannel : public Wakeup {
+public:
+    struct Options {
+        std::vector<std::string> listen;  ///< channels to wake on
+        std::string send_channel;          ///< channel of hint(); empty: sends nothing
+        std::chrono::milliseconds coalesce{50};
+    };
+
+    HintChannel(std::string conninfo, Options options, StopSignal& stop);
+    ~HintChannel() override;
+    HintChannel(const HintChannel&) = delete;
+    HintChannel& operator=(const HintChannel&) = delete;
+
+    /// Returns after at most `longest`; earlier on a stop, or when a
+    /// notification or a reconnect came since this thread's last wait ended.
+    void wait(std::chrono::milliseconds longest) override;
+
+    /// Queues a hint (coalesced: the same payload queued twice is sent once).
+    void hint(const std::string& payload);
+
+    /// Notifications received and hints sent so far (for tests and metrics).
+    std::uint64_t received() const;
+    std::uint64_t sent() const;
+
+    /// What the thread, the waiters and the stop hook share. The stop hook
+    /// holds it too, so a stop after this channel is gone is harmless.
+    struct State;
+
+private:
+    void run();
+    void serve_one_connection();
+
+    const std::string conninfo_;
+    const Options options_;
+    StopSignal& stop_;
+    std::shared_ptr<State> state_;
+    std::atomic<bool> done_{false};
+    std::thread thread_;
+};
+
+}  // namespace tributary::postgres

@@ -1,0 +1,175 @@
+// Push, not poll (issue 7), on the loader's side: a running loader hears of
+// new sources and nudges at once, never breaks a gate for a nudge, tells
+// consumers after each commit, and a stop ends its sleep at once.
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <regex>
+#include <thread>
+
+#include <httplib.h>
+#include <pqxx/pqxx>
+
+#include "support/source_server.h"
+#include "support/test_database.h"
+#include "support/tributary_cli.h"
+
+using namespace tributary::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::int64_t now_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string wait_for_log(const ChildProcess& child, const std::string& pattern, std::chrono::seconds timeout = 20s) {
+    const std::regex re(pattern);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::smatch match;
+        const auto err = child.err();
+        if (std::regex_search(err, match, re)) return match.size() > 1 ? match[1].str() : match[0].str();
+        std::this_thread::sleep_for(20ms);
+    }
+    FAIL("no log line matching " << pattern << " in:\n" << child.err());
+    return {};
+}
+
+/// Arrival times (µs, wall clock) of the requests a source received.
+std::vector<std::int64_t> arrivals(const SourceServer& server, const std::string& source) {
+    std::vector<std::int64_t> times;
+    for (const auto& r : server.requests(source)) times.push_back(r.at("arrival_us").get<std::int64_t>());
+    std::sort(times.begin(), times.end());
+    return times;
+}
+
+/// Waits for the first request to `source` that arrived after `after_us`; returns its delay in ms (-1: none).
+double first_request_after(const SourceServer& server, const std::string& source, std::int64_t after_us,
+                           std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        for (const auto t : arrivals(server, source))
+            if (t > after_us) return static_cast<double>(t - after_us) / 1000.0;
+        std::this_thread::sleep_for(10ms);
+    }
+    return -1;
+}
+
+int post(int port, const std::string& path) {
+    httplib::Client client("127.0.0.1", port);
+    const auto res = client.Post(path.c_str(), "", "text/plain");
+    return res ? res->status : 0;
+}
+
+}  // namespace
+
+TEST_CASE("a running loader fetches a new source at once, without waiting for its schedule refresh", "[push]") {
+    TestDatabase db;
+    SourceServer server({"--sources", "2", "--prefix", "push.src-", "--backlog", "5"});
+    run_tributary(db.url(), {"source", "add", "push.src-0", "--url", server.events_url("push.src-0")});
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "2"}));
+    REQUIRE(first_request_after(server, "push.src-0", 0, 10s) >= 0);
+    std::this_thread::sleep_for(1500ms);  // asleep: the only source is idle
+
+    const auto added_at = now_us();
+    run_tributary(db.url(), {"source", "add", "push.src-1", "--url", server.events_url("push.src-1")});
+    const auto delay_ms = first_request_after(server, "push.src-1", added_at, 10s);
+    INFO("first request " << delay_ms << " ms after `source add`");
+    CHECK(delay_ms >= 0);
+    CHECK(delay_ms < 1000);  // the schedule's own refresh is 5 s with hints
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+}
+
+TEST_CASE("a nudge asks an idle source at once; unknown names get 404; nudges never break the gate", "[push]") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "nudge.src-", "--backlog", "0"});
+    run_tributary(db.url(), {"source", "add", "nudge.src-0", "--url", server.events_url("nudge.src-0")});
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "2", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+    // Empty answers in a row: 200, 400, 800, 1600 ms... after 3.5 s the next pause is at least 1.6 s.
+    std::this_thread::sleep_for(3500ms);
+
+    const auto nudged_at = now_us();
+    CHECK(post(port, "/sources/nudge.src-0/nudge") == 200);
+    const auto delay_ms = first_request_after(server, "nudge.src-0", nudged_at, 5s);
+    INFO("first request " << delay_ms << " ms after the nudge");
+    CHECK(delay_ms >= 0);
+    CHECK(delay_ms < 400);
+
+    CHECK(post(port, "/sources/nudge.nobody/nudge") == 404);
+    CHECK(post(port, "/sources/not%20a%20name/nudge") == 404);
+
+    // A storm of nudges: still one request per 200 ms at most.
+    const auto storm_start = now_us();
+    const auto storm_end = std::chrono::steady_clock::now() + 2s;
+    int nudges = 0;
+    while (std::chrono::steady_clock::now() < storm_end) {
+        CHECK(post(port, "/sources/nudge.src-0/nudge") == 200);
+        ++nudges;
+    }
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+    std::vector<std::int64_t> during;
+    for (const auto t : arrivals(server, "nudge.src-0"))
+        if (t >= storm_start - 200000) during.push_back(t);
+    INFO(nudges << " nudges, " << during.size() << " requests");
+    CHECK(during.size() >= 5);
+    for (std::size_t i = 1; i < during.size(); ++i) CHECK(during[i] - during[i - 1] >= 200000);
+}
+
+TEST_CASE("after each commit the loader hints consumers with the source's name, outside the batch", "[push]") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "hint.src-", "--backlog", "0", "--rate", "20"});
+    run_tributary(db.url(), {"source", "add", "hint.src-0", "--url", server.events_url("hint.src-0")});
+    pqxx::connection listener(db.url());
+    struct Hints : pqxx::notification_receiver {
+        std::vector<std::string> payloads;
+        using pqxx::notification_receiver::notification_receiver;
+        void operator()(const std::string& payload, int) override { payloads.push_back(payload); }
+    } hints(listener, "tributary_events");
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1"}));
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (hints.payloads.size() < 3 && std::chrono::steady_clock::now() < deadline) listener.await_notification(1, 0);
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+    REQUIRE(hints.payloads.size() >= 3);
+    CHECK(hints.payloads[0] == "hint.src-0");
+}
+
+TEST_CASE("--poll-only sends no hints", "[push]") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "quiet.src-", "--backlog", "0", "--rate", "20"});
+    run_tributary(db.url(), {"source", "add", "quiet.src-0", "--url", server.events_url("quiet.src-0")});
+    pqxx::connection listener(db.url());
+    struct Hints : pqxx::notification_receiver {
+        int received = 0;
+        using pqxx::notification_receiver::notification_receiver;
+        void operator()(const std::string&, int) override { ++received; }
+    } hints(listener, "tributary_events");
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--poll-only"}));
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (std::chrono::steady_clock::now() < deadline) listener.await_notification(0, 200000);
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+    CHECK(hints.received == 0);
+    CHECK(std::stol(db.scalar("SELECT count(*) FROM tributary.events")) > 0);
+}
+
+TEST_CASE("SIGTERM ends a sleeping loader at once", "[push]") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "sleep.src-", "--backlog", "0"});
+    run_tributary(db.url(), {"source", "add", "sleep.src-0", "--url", server.events_url("sleep.src-0")});
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "4"}));
+    REQUIRE(first_request_after(server, "sleep.src-0", 0, 10s) >= 0);
+    std::this_thread::sleep_for(2s);  // every worker asleep, for up to 5 s
+    const auto start = std::chrono::steady_clock::now();
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+    const auto took = std::chrono::steady_clock::now() - start;
+    INFO("stopped in " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    CHECK(took < 500ms);
+}
