@@ -1,0 +1,748 @@
+// The consumer-group SQL API (sql/20_consumer_groups.sql) against a real
+// cluster, called the way any client would: libpqxx, one autocommit statement
+// per call. Events are inserted into tributary.events directly.
+//
+// The read watermark is cluster-wide: any transaction open anywhere on the
+// cluster (an autovacuum ANALYZE, say) holds it back for a moment. So a test
+// that expects events waits for them a little (read_soon); a test that
+// expects nothing is right at once.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "support/test_database.h"
+
+using namespace std::chrono_literals;
+using tributary::testing::TestDatabase;
+
+namespace {
+
+struct Batch {
+    std::int64_t id = 0;
+    std::string token;
+    int delivery = 0;
+    std::vector<std::int64_t> seqs;
+    std::vector<std::string> sources;
+    std::vector<std::int64_t> event_ids;
+    std::vector<std::string> payloads;
+
+    bool empty() const { return seqs.empty(); }
+    bool holds(std::int64_t seq) const { return std::find(seqs.begin(), seqs.end(), seq) != seqs.end(); }
+};
+
+std::string array_literal(const std::vector<std::int64_t>& values) {
+    std::string text = "{";
+    for (std::size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
+    return text + "}";
+}
+
+/// One consumer of one group, on a connection of its own.
+class Consumer {
+public:
+    Consumer(const std::string& url, std::string group, std::string name)
+        : connection_(url), group_(std::move(group)), name_(std::move(name)) {}
+
+    Batch read(int max = 1000) {
+        pqxx::nontransaction tx(connection_);
+        const auto rows = tx.exec_params(
+            "SELECT batch_id, lease_token, delivery, seq, source, event_id, payload::text "
+            "FROM tributary.consumer_read($1, $2, $3)",
+            group_, name_, max);
+        Batch batch;
+        for (const auto& row : rows) {
+            batch.id = row[0].as<std::int64_t>();
+            batch.token = row[1].as<std::string>();
+            batch.delivery = row[2].as<int>();
+            batch.seqs.push_back(row[3].as<std::int64_t>());
+            batch.sources.push_back(row[4].as<std::string>());
+            batch.event_ids.push_back(row[5].as<std::int64_t>());
+            batch.payloads.push_back(row[6].as<std::string>());
+        }
+        return batch;
+    }
+
+    /// Reads until a batch comes, for up to `patience` (see the top of the file).
+    Batch read_soon(int max = 1000, std::chrono::milliseconds patience = 5s) {
+        const auto deadline = std::chrono::steady_clock::now() + patience;
+        for (;;) {
+            auto batch = read(max);
+            if (!batch.empty() || std::chrono::steady_clock::now() > deadline) return batch;
+            std::this_thread::sleep_for(10ms);
+        }
+    }
+
+    bool ack(const Batch& batch, const std::vector<std::int64_t>& failed = {}, const std::string& error = "failed") {
+        pqxx::nontransaction tx(connection_);
+        return tx.exec_params("SELECT tributary.consumer_ack($1, $2::uuid, $3::bigint[], $4)", batch.id, batch.token,
+                              array_literal(failed), error)[0][0].as<bool>();
+    }
+
+    bool fail(const Batch& batch, const std::string& error) {
+        pqxx::nontransaction tx(connection_);
+        return tx.exec_params("SELECT tributary.consumer_fail($1, $2::uuid, $3)", batch.id, batch.token, error)[0][0]
+            .as<bool>();
+    }
+
+    bool extend(const Batch& batch, const std::string& lease) {
+        pqxx::nontransaction tx(connection_);
+        return tx.exec_params("SELECT tributary.consumer_extend($1, $2::uuid, $3::interval)", batch.id, batch.token,
+                              lease)[0][0].as<bool>();
+    }
+
+private:
+    pqxx::connection connection_;
+    std::string group_;
+    std::string name_;
+};
+
+int add_source(const TestDatabase& db, const std::string& name) {
+    return std::stoi(db.scalar("INSERT INTO tributary.sources (name, url) VALUES ('" + name +
+                               "', 'http://127.0.0.1:9/" + name + "') RETURNING id"));
+}
+
+/// Inserts events first_id.. of a source in the caller's transaction; returns their seqs.
+std::vector<std::int64_t> insert_events(pqxx::transaction_base& tx, int source_id, std::int64_t first_id, int count,
+                                        const std::string& payload = "{}") {
+    const auto rows = tx.exec_params(
+        "INSERT INTO tributary.events (source_id, event_id, payload) "
+        "SELECT $1, $2 + i, $4::jsonb FROM generate_series(0, $3 - 1) i RETURNING seq",
+        source_id, first_id, count, payload);
+    std::vector<std::int64_t> seqs;
+    for (const auto& row : rows) seqs.push_back(row[0].as<std::int64_t>());
+    std::sort(seqs.begin(), seqs.end());
+    return seqs;
+}
+
+/// The same, in a transaction of its own, committed.
+std::vector<std::int64_t> commit_events(const TestDatabase& db, int source_id, std::int64_t first_id, int count,
+                                        const std::string& payload = "{}") {
+    pqxx::connection connection(db.url());
+    pqxx::work tx(connection);
+    auto seqs = insert_events(tx, source_id, first_id, count, payload);
+    tx.commit();
+    return seqs;
+}
+
+/// The SQLSTATE `run` failed with ("none" when it did not fail).
+template <typename F>
+std::string sqlstate_of(F run) {
+    try {
+        run();
+    } catch (const pqxx::sql_error& e) {
+        return e.sqlstate();
+    }
+    return "none";
+}
+
+/// Reads and acks until nothing comes for a while; returns "source:event_id" of everything acked.
+std::multiset<std::string> drain(Consumer& consumer, std::chrono::milliseconds quiet = 300ms) {
+    std::multiset<std::string> seen;
+    for (;;) {
+        const auto batch = consumer.read_soon(1000, quiet);
+        if (batch.empty()) return seen;
+        for (std::size_t i = 0; i < batch.seqs.size(); ++i)
+            seen.insert(batch.sources[i] + ":" + std::to_string(batch.event_ids[i]));
+        REQUIRE(consumer.ack(batch));
+    }
+}
+
+struct Status {
+    std::int64_t events_behind = -1;
+    int batches_in_flight = -1;
+    int retries_waiting = -1;
+    int dead_letters = -1;
+    double oldest_age_s = -1;  // -1: NULL
+};
+
+Status status_of(const TestDatabase& db, const std::string& group) {
+    pqxx::connection connection(db.url());
+    pqxx::nontransaction tx(connection);
+    const auto rows = tx.exec_params(
+        "SELECT events_behind, batches_in_flight, retries_waiting, dead_letters, "
+        "extract(epoch FROM oldest_unprocessed_age)::float8 FROM tributary.group_status WHERE name = $1",
+        group);
+    REQUIRE(rows.size() == 1);
+    Status s;
+    s.events_behind = rows[0][0].as<std::int64_t>();
+    s.batches_in_flight = rows[0][1].as<int>();
+    s.retries_waiting = rows[0][2].as<int>();
+    s.dead_letters = rows[0][3].as<int>();
+    s.oldest_age_s = rows[0][4].is_null() ? -1 : rows[0][4].as<double>();
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("a read never passes a transaction still open, whichever commits first", "[consumer]") {
+    TestDatabase db;
+    const int first_loader = add_source(db, "first");
+    const int second_loader = add_source(db, "second");
+    db.exec("SELECT tributary.group_create('g', '>', 'beginning')");
+    Consumer consumer(db.url(), "g", "c1");
+    pqxx::connection a_connection(db.url());
+    pqxx::connection b_connection(db.url());
+
+    SECTION("the open transaction is the older one: nothing is read until it commits") {
+        pqxx::work a(a_connection);
+        const auto low = insert_events(a, first_loader, 1, 1);            // lower seq, stays open
+        const auto a_xid = a.exec1("SELECT pg_current_xact_id()::text")[0].as<std::string>();
+        pqxx::work b(b_connection);
+        const auto high = insert_events(b, second_loader, 1, 1);          // higher seq, commits first
+        b.commit();
+        REQUIRE(high[0] > low[0]);
+
+        // B's events sit above A's transaction id: not readable yet, and the
+        // cursor must not move past anything A may still commit.
+        CHECK(consumer.read().empty());
+        CHECK(db.scalar("SELECT cursor_tx <= '" + a_xid + "'::xid8 FROM tributary.consumer_groups") == "t");
+
+        a.commit();
+        const auto batch = consumer.read_soon();
+        CHECK(batch.seqs == std::vector<std::int64_t>{low[0], high[0]});  // (tx_id, seq) order
+        CHECK(consumer.ack(batch));
+    }
+
+    SECTION("the committed transaction is the older one: it is read, the open one later") {
+        pqxx::work b(b_connection);
+        b.exec("SELECT pg_current_xact_id()");                           // B takes the lower transaction id
+        pqxx::work a(a_connection);
+        const auto low = insert_events(a, first_loader, 1, 1);           // lower seq, stays open
+        const auto high = insert_events(b, second_loader, 1, 1);
+        b.commit();
+        REQUIRE(high[0] > low[0]);
+
+        const auto first = consumer.read_soon();
+        CHECK(first.seqs == std::vector<std::int64_t>{high[0]});
+        CHECK(consumer.ack(first));
+        CHECK(consumer.read().empty());
+
+        a.commit();
+        const auto second = consumer.read_soon();
+        CHECK(second.seqs == std::vector<std::int64_t>{low[0]});         // not skipped
+        CHECK(consumer.ack(second));
+    }
+    CHECK(consumer.read().empty());
+    CHECK(status_of(db, "g").events_behind == 0);
+}
+
+TEST_CASE("every group gets exactly the events of the sources its pattern matches", "[consumer]") {
+    TestDatabase db;
+    const int eu = add_source(db, "orders.eu");
+    const int us = add_source(db, "orders.us");
+    const int returns = add_source(db, "orders.eu.returns");
+    const int billing = add_source(db, "billing.eu");
+    commit_events(db, eu, 1, 3);   // before the groups: 'end' (the default) skips these
+    db.exec("SELECT tributary.group_create('star', 'orders.*')");
+    db.exec("SELECT tributary.group_create('rest', 'orders.>')");
+    db.exec("SELECT tributary.group_create('eu', '*.eu')");
+    db.exec("SELECT tributary.group_create('all', '>')");
+
+    commit_events(db, eu, 4, 2);
+    commit_events(db, us, 1, 2);
+    commit_events(db, returns, 1, 2);
+    commit_events(db, billing, 1, 2);
+    const int asia = add_source(db, "orders.asia");   // added after the groups
+    commit_events(db, asia, 1, 2);
+
+    const auto expect = [](std::initializer_list<std::string> sources) {
+        std::multiset<std::string> events;
+        for (const auto& s : sources)
+            for (const auto id : s == "orders.eu" ? std::vector<int>{4, 5} : std::vector<int>{1, 2})
+                events.insert(s + ":" + std::to_string(id));
+        return events;
+    };
+    Consumer star(db.url(), "star", "c");
+    Consumer rest(db.url(), "rest", "c");
+    Consumer eu_group(db.url(), "eu", "c");
+    Consumer all(db.url(), "all", "c");
+    CHECK(drain(star) == expect({"orders.eu", "orders.us", "orders.asia"}));
+    CHECK(drain(rest) == expect({"orders.eu", "orders.us", "orders.eu.returns", "orders.asia"}));
+    CHECK(drain(eu_group) == expect({"orders.eu", "billing.eu"}));
+    CHECK(drain(all) == expect({"orders.eu", "orders.us", "orders.eu.returns", "billing.eu", "orders.asia"}));
+    for (const auto* group : {"star", "rest", "eu", "all"}) CHECK(status_of(db, group).events_behind == 0);
+}
+
+TEST_CASE("pattern_matches: '*' is one segment, '>' the rest; bad patterns are refused", "[consumer]") {
+    TestDatabase db;
+    struct Case {
+        const char* pattern;
+        const char* name;
+        bool matches;
+    };
+    const Case cases[] = {
+        {">", "orders", true},           {">", "orders.eu.x", true},
+        {"orders", "orders", true},       {"orders", "orders.eu", false},
+        {"orders.*", "orders.eu", true},  {"orders.*", "orders", false},
+        {"orders.*", "orders.eu.x", false}, {"orders.>", "orders.eu", true},
+        {"orders.>", "orders.eu.x", true}, {"orders.>", "orders", false},
+        {"*.eu", "orders.eu", true},      {"*.eu", "billing.eu", true},
+        {"*.eu", "eu", false},            {"*.eu", "orders.us", false},
+        {"*.*", "a.b", true},             {"*.*", "a.b.c", false},
+        {"*.>", "a.b.c", true},           {"*", "orders", true},
+        {"orders.eu", "orders.eux", false}, {"Orders", "orders", false},
+        {"a-b_c.*", "a-b_c.1", true},     {"orders.*", "ordersXeu", false},
+    };
+    pqxx::connection connection(db.url());
+    for (const auto& c : cases) {
+        pqxx::nontransaction tx(connection);
+        INFO(c.pattern << " vs " << c.name);
+        CHECK(tx.exec_params("SELECT tributary.pattern_matches($1, $2)", c.pattern, c.name)[0][0].as<bool>() ==
+              c.matches);
+    }
+    for (const auto* bad : {"", "orders..eu", ".orders", "orders.", "orders*", "or>ders", "a.>.b", "> .x", "a b",
+                            "orders.**", ">>", "a.>x", "é"}) {
+        INFO("pattern '" << bad << "'");
+        CHECK(sqlstate_of([&] {
+                  pqxx::nontransaction tx(connection);
+                  tx.exec_params("SELECT tributary.group_create('g', $1)", std::string(bad));
+              }) == "22023");
+        CHECK(sqlstate_of([&] {
+                  pqxx::nontransaction tx(connection);
+                  tx.exec_params("SELECT tributary.pattern_matches($1, 'x')", std::string(bad));
+              }) == "22023");
+    }
+    CHECK(db.scalar("SELECT count(*) FROM tributary.consumer_groups") == "0");
+    // The message says how to write one.
+    try {
+        db.exec("SELECT tributary.group_create('g', 'orders.>.eu')");
+        FAIL("expected an error");
+    } catch (const pqxx::sql_error& e) {
+        CHECK_THAT(e.what(), Catch::Contains("'>' may only be the last segment"));
+    }
+}
+
+TEST_CASE("a consumer that lost its lease cannot ack, fail or extend the new delivery", "[consumer]") {
+    TestDatabase db;
+    const int source = add_source(db, "s");
+    db.exec("SELECT tributary.group_create('g', '>', 'beginning', p_lease => '200 ms')");
+    commit_events(db, source, 1, 5);
+    Consumer a(db.url(), "g", "a");
+    Consumer b(db.url(), "g", "b");
+
+    const auto first = a.read_soon();
+    REQUIRE(first.seqs.size() == 5);
+    CHECK(first.delivery == 1);
+    CHECK(b.read().empty());                 // leased to A
+    std::this_thread::sleep_for(300ms);      // A stalls past its lease
+
+    const auto second = b.read();
+    REQUIRE(second.id == first.id);          // B takes the batch over
+    CHECK(second.delivery == 2);
+    CHECK(second.token != first.token);
+    CHECK(second.seqs == first.seqs);
+    CHECK(db.scalar("SELECT consumer FROM tributary.consumer_batches") == "b");
+
+    CHECK_FALSE(a.ack(first));               // late: changes nothing
+    CHECK_FALSE(a.fail(first, "late"));
+    CHECK_FALSE(a.extend(first, "1 hour"));
+    CHECK(status_of(db, "g").batches_in_flight == 1);
+    CHECK(status_of(db, "g").retries_waiting == 0);
+    CHECK(db.scalar("SELECT lease_token::text FROM tributary.consumer_batches") == second.token);
+
+    CHECK(b.extend(second, "1 minute"));
+    CHECK(b.ack(second));
+    CHECK_FALSE(b.ack(second));              // once
+    const auto s = status_of(db, "g");
+    CHECK(s.batches_in_flight == 0);
+    CHECK(s.retries_waiting == 0);
+    CHECK(s.dead_letters == 0);
+    CHECK(s.events_behind == 0);
+
+    SECTION("an ack after the lease ran out still counts while no one took the batch over") {
+        commit_events(db, source, 6, 1);
+        const auto third = a.read_soon();
+        REQUIRE(third.seqs.size() == 1);
+        std::this_thread::sleep_for(300ms);
+        CHECK(a.ack(third));
+        CHECK(b.read().empty());
+    }
+}
+
+TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries; its neighbours do not",
+          "[consumer]") {
+    TestDatabase db;
+    const int source = add_source(db, "s");
+    db.exec("SELECT tributary.group_create('g', '>', 'beginning', p_max_deliveries => 3)");
+    commit_events(db, source, 1, 4);
+    const auto poison = commit_events(db, source, 5, 1, R"({"poison": true})")[0];
+    commit_events(db, source, 6, 5);
+    Consumer consumer(db.url(), "g", "c");
+    const bool partial_acks = GENERATE(false, true);
+    INFO((partial_acks ? "acks with the failed seq" : "fails whole batches"));
+
+    // The first delivery: all ten in one batch, which fails because of the poison.
+    db.exec("UPDATE tributary.consumer_groups SET retry_base = '1 hour'");   // a backoff the test can see
+    auto batch = consumer.read_soon();
+    REQUIRE(batch.seqs.size() == 10);
+    REQUIRE(batch.holds(poison));
+    if (partial_acks)
+        CHECK(consumer.ack(batch, {poison}, "poison"));
+    else
+        CHECK(consumer.fail(batch, "poison"));
+
+    // Backoff: the retries are due later, within retry_base for a first failure, each at its own time.
+    const auto waiting = std::to_string(partial_acks ? 1 : 10);
+    CHECK(db.scalar("SELECT count(*) FROM tributary.consumer_retries WHERE next_attempt_at > now() "
+                    "AND next_attempt_at <= now() + interval '1 hour' AND deliveries = 1") == waiting);
+    CHECK(db.scalar("SELECT count(DISTINCT next_attempt_at) FROM tributary.consumer_retries") == waiting);
+    CHECK(consumer.read().empty());          // nothing due yet, nothing fresh
+    db.exec("UPDATE tributary.consumer_groups SET retry_base = '1 ms'");
+    db.exec("UPDATE tributary.consumer_retries SET next_attempt_at = now()");
+
+    // Then one at a time: the neighbours pass, the poison fails until it is dead.
+    std::map<std::int64_t, int> deliveries;
+    for (const auto seq : batch.seqs) deliveries[seq] = 1;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        batch = consumer.read_soon(1000, 200ms);
+        if (batch.empty()) break;
+        REQUIRE(batch.seqs.size() == 1);     // retried singly
+        ++deliveries[batch.seqs[0]];
+        CHECK(batch.delivery == deliveries[batch.seqs[0]]);
+        if (batch.seqs[0] == poison)
+            CHECK(consumer.fail(batch, "poison again"));
+        else
+            CHECK(consumer.ack(batch));
+    }
+    CHECK(deliveries[poison] == 3);
+    for (const auto& [seq, count] : deliveries)
+        if (seq != poison) CHECK(count == (partial_acks ? 1 : 2));
+
+    CHECK(db.scalar("SELECT string_agg(seq || ':' || deliveries || ':' || last_error, ',') FROM tributary.dead_letters") ==
+          std::to_string(poison) + ":3:poison again");
+    auto s = status_of(db, "g");
+    CHECK(s.dead_letters == 1);
+    CHECK(s.retries_waiting == 0);
+    CHECK(s.batches_in_flight == 0);
+    CHECK(s.events_behind == 0);
+    CHECK(s.oldest_age_s == -1);             // a dead letter blocks nothing
+
+    // Replay brings it back, as a first delivery.
+    CHECK(db.scalar("SELECT tributary.dead_letter_replay('g', 999999)") == "0");
+    CHECK(db.scalar("SELECT tributary.dead_letter_replay('g')") == "1");
+    CHECK(status_of(db, "g").dead_letters == 0);
+    batch = consumer.read_soon();
+    CHECK(batch.seqs == std::vector<std::int64_t>{poison});
+    CHECK(batch.delivery == 1);
+    CHECK(batch.payloads[0] == R"({"poison": true})");
+    CHECK(consumer.ack(batch));
+    s = status_of(db, "g");
+    CHECK(s.dead_letters == 0);
+    CHECK(s.retries_waiting == 0);
+}
+
+TEST_CASE("an expired batch at max_deliveries is split into single retries, a single event dead-lettered",
+          "[consumer]") {
+    TestDatabase db;
+    const int source = add_source(db, "s");
+    db.exec("SELECT tributary.group_create('g', '>', 'beginning', p_max_deliveries => 2)");
+    const auto seqs = commit_events(db, source, 1, 3);
+    Consumer consumer(db.url(), "g", "c");
+    const auto expire = [&] { db.exec("UPDATE tributary.consumer_batches SET leased_until = now() - interval '1 s'"); };
+
+    auto batch = consumer.read_soon();
+    REQUIRE(batch.seqs == seqs);
+    expire();
+    batch = consumer.read();
+    CHECK(batch.delivery == 2);
+    CHECK(batch.seqs == seqs);
+    expire();
+    // Delivered twice and expired: each event gets its own delivery now.
+    batch = consumer.read();
+    CHECK(batch.seqs.size() == 1);
+    CHECK(batch.delivery == 3);
+    CHECK(status_of(db, "g").retries_waiting == 2);
+    expire();
+    // A single event past max_deliveries whose lease expires is dead.
+    auto next = consumer.read();
+    CHECK(next.seqs.size() == 1);
+    CHECK(next.seqs != batch.seqs);
+    CHECK(db.scalar("SELECT deliveries || ' ' || last_error FROM tributary.dead_letters") ==
+          "3 lease expired 3 times (last held by c)");
+    CHECK(consumer.ack(next));
+    CHECK(consumer.ack(consumer.read()));
+    CHECK(consumer.read().empty());
+    const auto s = status_of(db, "g");
+    CHECK(s.dead_letters == 1);
+    CHECK(s.batches_in_flight == 0);
+    CHECK(s.retries_waiting == 0);
+}
+
+TEST_CASE("an ordered group never has two batches of one source in flight, and keeps each source's order",
+          "[consumer]") {
+    TestDatabase db;
+    std::vector<int> sources;
+    for (const auto* name : {"a", "b", "c"}) sources.push_back(add_source(db, name));
+    int expected = 0;
+    for (int round = 0; round < 4; ++round)
+        for (const int source : sources) {
+            commit_events(db, source, round * 5 + 1, 5);
+            expected += 5;
+        }
+    db.exec("SELECT tributary.group_create('g', '>', 'beginning', p_max_deliveries => 1000, p_ordered => true)");
+    db.exec("UPDATE tributary.consumer_groups SET retry_base = '0'");
+    std::vector<std::unique_ptr<Consumer>> consumers;
+    for (int i = 0; i < 3; ++i) consumers.push_back(std::make_unique<Consumer>(db.url(), "g", "c" + std::to_string(i)));
+
+    SECTION("the prefix rule: a fresh read stops at the first event of a busy source") {
+        const auto first = consumers[0]->read_soon(3);            // a1..a3
+        CHECK(first.sources == std::vector<std::string>{"a", "a", "a"});
+        CHECK(consumers[1]->read(3).empty());                      // a4 comes next: a is busy
+        CHECK(consumers[0]->ack(first));
+        const auto second = consumers[1]->read(3);
+        CHECK(second.event_ids == std::vector<std::int64_t>{4, 5, 1});
+        CHECK(second.sources == std::vector<std::string>{"a", "a", "b"});
+    }
+
+    SECTION("random reads, acks and failures by three consumers") {
+        std::mt19937 random(6);
+        std::vector<std::pair<Consumer*, Batch>> held;
+        std::map<std::string, std::vector<std::int64_t>> done;   // source -> event ids, in ack order
+        int acked = 0;
+        for (int step = 0; step < 3000 && acked < expected; ++step) {
+            if (held.size() < 3 && random() % 2 == 0) {
+                auto* consumer = consumers[random() % 3].get();
+                auto batch = consumer->read(1 + random() % 6);
+                if (!batch.empty()) held.emplace_back(consumer, std::move(batch));
+            } else if (!held.empty()) {
+                const auto pick = random() % held.size();
+                auto [consumer, batch] = held[pick];
+                held.erase(held.begin() + pick);
+                const auto roll = random() % 10;
+                std::vector<std::int64_t> failed;
+                if (roll == 0) {
+                    failed = batch.seqs;
+                } else if (roll == 1) {
+                    // An ordered consumer that fails an event stops its source there.
+                    const auto at = random() % batch.seqs.size();
+                    for (std::size_t i = at; i < batch.seqs.size(); ++i)
+                        if (batch.sources[i] == batch.sources[at]) failed.push_back(batch.seqs[i]);
+                }
+                REQUIRE(consumer->ack(batch, failed));
+                for (std::size_t i = 0; i < batch.seqs.size(); ++i)
+                    if (std::find(failed.begin(), failed.end(), batch.seqs[i]) == failed.end()) {
+                        done[batch.sources[i]].push_back(batch.event_ids[i]);
+                        ++acked;
+                    }
+            }
+            REQUIRE(std::stoi(db.scalar("SELECT coalesce(max(n), 0) FROM (SELECT count(DISTINCT b.id) AS n "
+                                        "FROM tributary.consumer_batches b, unnest(b.source_ids) s GROUP BY s) x")) <= 1);
+        }
+        CHECK(acked == expected);
+        for (const auto& [source, ids] : done) {
+            INFO("source " << source);
+            std::vector<std::int64_t> in_order(ids.size());
+            for (std::size_t i = 0; i < in_order.size(); ++i) in_order[i] = static_cast<std::int64_t>(i) + 1;
+            CHECK(ids == in_order);
+        }
+    }
+}
+
+TEST_CASE("group_status, from, reset and delete", "[consumer]") {
+    TestDatabase db;
+    const int source = add_source(db, "s");
+    db.exec("INSERT INTO tributary.events (source_id, event_id, payload, loaded_at) "
+            "SELECT " + std::to_string(source) + ", i, '{}', now() - interval '1 hour' FROM generate_series(1, 5) i");
+    commit_events(db, source, 6, 5);
+
+    SECTION("the figures match what is in flight, waiting and dead") {
+        db.exec("SELECT tributary.group_create('g', 's', 'beginning', p_max_deliveries => 1)");
+        db.exec("UPDATE tributary.consumer_groups SET retry_base = '1 hour'");
+        Consumer consumer(db.url(), "g", "c");
+        auto s = status_of(db, "g");
+        CHECK(s.events_behind == 10);
+        CHECK(s.oldest_age_s > 3590);
+        CHECK(s.oldest_age_s < 3660);
+
+        const auto first = consumer.read_soon(3);        // in flight: 1-3
+        const auto second = consumer.read(3);            // 4-6, failed: waiting for a retry
+        CHECK(consumer.fail(second, "no"));
+        const auto third = consumer.read(1);             // 7, failed alone at max_deliveries: dead
+        CHECK(consumer.fail(third, "no"));
+        s = status_of(db, "g");
+        CHECK(s.events_behind == 3);
+        CHECK(s.batches_in_flight == 1);
+        CHECK(s.retries_waiting == 3);
+        CHECK(s.dead_letters == 1);
+        CHECK(s.oldest_age_s > 3590);
+
+        CHECK(consumer.ack(first));
+        db.exec("DELETE FROM tributary.consumer_retries");
+        s = status_of(db, "g");
+        CHECK(s.oldest_age_s >= 0);
+        CHECK(s.oldest_age_s < 60);                      // 8-10 were loaded just now
+
+        SECTION("reset drops batches and retries, keeps dead letters; late acks fail") {
+            const auto fourth = consumer.read(1);
+            REQUIRE(fourth.seqs.size() == 1);
+            db.exec("SELECT tributary.group_reset('g', 'beginning')");
+            CHECK_FALSE(consumer.ack(fourth));
+            s = status_of(db, "g");
+            CHECK(s.events_behind == 10);
+            CHECK(s.batches_in_flight == 0);
+            CHECK(s.retries_waiting == 0);
+            CHECK(s.dead_letters == 1);
+            db.exec("SELECT tributary.group_reset('g', 'end')");
+            CHECK(status_of(db, "g").events_behind == 0);
+            CHECK(consumer.read().empty());
+        }
+    }
+
+    SECTION("from beginning, end and a timestamp") {
+        db.exec("SELECT tributary.group_create('b', '>', 'beginning')");
+        db.exec("SELECT tributary.group_create('e', '>', 'end')");
+        db.exec("SELECT tributary.group_create('t', '>', (now() - interval '10 minutes')::text)");
+        db.exec("SELECT tributary.group_create('later', '>', (now() + interval '1 day')::text)");
+        CHECK(status_of(db, "b").events_behind == 10);
+        CHECK(status_of(db, "e").events_behind == 0);
+        CHECK(status_of(db, "t").events_behind == 5);
+        CHECK(status_of(db, "later").events_behind == 0);
+        commit_events(db, source, 11, 2);
+        CHECK(status_of(db, "b").events_behind == 12);
+        CHECK(status_of(db, "e").events_behind == 2);
+        CHECK(status_of(db, "later").events_behind == 2);
+        Consumer consumer(db.url(), "t", "c");
+        const auto batch = consumer.read_soon();
+        CHECK(batch.event_ids == std::vector<std::int64_t>{6, 7, 8, 9, 10, 11, 12});
+        CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_create('x', '>', 'yesterday-ish')"); }) == "22023");
+        CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_reset('b', 'nowhere')"); }) == "22023");
+    }
+
+    SECTION("delete, and what an unknown group says") {
+        db.exec("SELECT tributary.group_create('g')");
+        CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_create('g')"); }) == "23505");
+        CHECK(db.scalar("SELECT tributary.group_delete('g')") == "t");
+        CHECK(db.scalar("SELECT tributary.group_delete('g')") == "f");
+        CHECK(db.scalar("SELECT count(*) FROM tributary.group_status") == "0");
+        CHECK(sqlstate_of([&] { db.exec("SELECT * FROM tributary.consumer_read('g', 'c')"); }) == "P0002");
+        CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_reset('g', 'end')"); }) == "P0002");
+        CHECK(sqlstate_of([&] { db.exec("SELECT tributary.dead_letter_replay('g')"); }) == "P0002");
+        CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_create('bad name')"); }) == "22023");
+        CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_create('g', p_max_deliveries => 0)"); }) == "22023");
+        CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_create('g', p_lease => '0 s')"); }) == "22023");
+        db.exec("SELECT tributary.group_create('g')");
+        CHECK(sqlstate_of([&] { db.exec("SELECT * FROM tributary.consumer_read('g', 'c', 0)"); }) == "22023");
+        CHECK(sqlstate_of([&] { db.exec("SELECT * FROM tributary.consumer_read('g', '')"); }) == "22023");
+    }
+}
+
+TEST_CASE("read_log and log_position: stateless reads under the same watermark", "[consumer]") {
+    TestDatabase db;
+    const int eu = add_source(db, "orders.eu");
+    const int us = add_source(db, "orders.us");
+    commit_events(db, eu, 1, 3);
+    commit_events(db, us, 1, 3);
+    pqxx::connection connection(db.url());
+    pqxx::nontransaction tx(connection);
+    const auto start = tx.exec("SELECT tx_id, seq FROM tributary.log_position('beginning')");
+    auto rows = tx.exec_params("SELECT tx_id::text, seq, source, event_id FROM tributary.read_log('*.eu', $1::xid8, $2, 2)",
+                               start[0][0].as<std::string>(), start[0][1].as<std::int64_t>());
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[1][3].as<int>() == 2);
+    rows = tx.exec_params("SELECT tx_id::text, seq, source, event_id FROM tributary.read_log('*.eu', $1::xid8, $2)",
+                          rows[1][0].as<std::string>(), rows[1][1].as<std::int64_t>());
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0][2].as<std::string>() == "orders.eu");
+    CHECK(rows[0][3].as<int>() == 3);
+    CHECK(tx.exec("SELECT * FROM tributary.read_log('>', NULL, NULL)").size() == 6);
+    const auto end = tx.exec("SELECT tx_id::text, seq FROM tributary.log_position('end')");
+    CHECK(tx.exec_params("SELECT * FROM tributary.read_log('>', $1::xid8, $2)", end[0][0].as<std::string>(),
+                         end[0][1].as<std::int64_t>())
+              .empty());
+    CHECK(sqlstate_of([&] { tx.exec("SELECT * FROM tributary.read_log('a..b', NULL, NULL)"); }) == "22023");
+}
+
+TEST_CASE("four consumers and two loaders at once: every event acked exactly once, none skipped", "[consumer]") {
+    TestDatabase db;
+    const int sources[] = {add_source(db, "one"), add_source(db, "two")};
+    db.exec("SELECT tributary.group_create('g')");
+    constexpr int kTransactions = 150;
+    constexpr int kPerTransaction = 20;
+    constexpr int kExpected = 2 * kTransactions * kPerTransaction;
+
+    std::mutex mutex;
+    std::vector<std::int64_t> acked;
+    std::vector<std::string> problems;
+    std::atomic<bool> stop{false};
+    const auto note = [&](const std::string& problem) {
+        std::lock_guard<std::mutex> lock(mutex);
+        problems.push_back(problem);
+    };
+
+    std::vector<std::thread> threads;
+    for (int l = 0; l < 2; ++l)
+        threads.emplace_back([&, l] {
+            try {
+                pqxx::connection connection(db.url());
+                std::mt19937 random(l);
+                for (int t = 0; t < kTransactions; ++t) {
+                    // Two halves with a pause between: the two loaders' transactions overlap
+                    // and commit out of seq order.
+                    pqxx::work tx(connection);
+                    insert_events(tx, sources[l], t * kPerTransaction + 1, kPerTransaction / 2);
+                    std::this_thread::sleep_for(std::chrono::microseconds(random() % 3000));
+                    insert_events(tx, sources[l], t * kPerTransaction + 1 + kPerTransaction / 2, kPerTransaction / 2);
+                    tx.commit();
+                }
+            } catch (const std::exception& e) {
+                note(std::string("loader: ") + e.what());
+            }
+        });
+    for (int c = 0; c < 4; ++c)
+        threads.emplace_back([&, c] {
+            try {
+                Consumer consumer(db.url(), "g", "c" + std::to_string(c));
+                while (!stop) {
+                    const auto batch = consumer.read(50);
+                    if (batch.empty()) {
+                        std::this_thread::sleep_for(2ms);
+                        continue;
+                    }
+                    if (batch.delivery != 1) note("delivery " + std::to_string(batch.delivery) + " without a failure");
+                    if (!consumer.ack(batch)) note("ack refused for batch " + std::to_string(batch.id));
+                    std::lock_guard<std::mutex> lock(mutex);
+                    acked.insert(acked.end(), batch.seqs.begin(), batch.seqs.end());
+                }
+            } catch (const std::exception& e) {
+                note(std::string("consumer: ") + e.what());
+            }
+        });
+
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (acked.size() >= static_cast<std::size_t>(kExpected) || !problems.empty()) break;
+        }
+        if (std::chrono::steady_clock::now() > deadline) break;
+        std::this_thread::sleep_for(20ms);
+    }
+    std::this_thread::sleep_for(200ms);   // anything more would be a duplicate
+    stop = true;
+    for (auto& t : threads) t.join();
+
+    for (const auto& p : problems) UNSCOPED_INFO(p);
+    CHECK(problems.empty());
+    std::sort(acked.begin(), acked.end());
+    CHECK(std::adjacent_find(acked.begin(), acked.end()) == acked.end());   // no duplicates
+    CHECK(acked.size() == static_cast<std::size_t>(kExpected));
+    pqxx::connection connection(db.url());
+    pqxx::nontransaction tx(connection);
+    std::vector<std::int64_t> stored;
+    for (const auto& row : tx.exec("SELECT seq FROM tributary.events ORDER BY seq")) stored.push_back(row[0].as<std::int64_t>());
+    CHECK(stored == acked);                                                   // none skipped
+    const auto s = status_of(db, "g");
+    CHECK(s.events_behind == 0);
+    CHECK(s.batches_in_flight == 0);
+    CHECK(s.retries_waiting == 0);
+}
