@@ -22,7 +22,7 @@ void print_json(const std::vector<postgres::DeadLetter>& rows) {
     std::cout << "[";
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto& d = rows[i];
-        const nlohmann::json fields = {{"seq", d.seq},
+        const nlohmann::ordered_json fields = {{"seq", d.seq},
                                        {"source", d.source},
                                        {"event_id", d.event_id},
                                        {"deliveries", d.deliveries},

@@ -26,7 +26,7 @@ struct TailOptions {
 };
 
 std::string ndjson_line(const postgres::PositionedEvent& e) {
-    const nlohmann::json fields = {{"seq", e.position.seq}, {"source", e.source}, {"event_id", e.event_id}};
+    const nlohmann::ordered_json fields = {{"seq", e.position.seq}, {"source", e.source}, {"event_id", e.event_id}};
     std::string line = with_raw_member(fields, "payload", e.payload);
     line.pop_back();
     return line + ",\"loaded_at\":" + nlohmann::json(e.loaded_at).dump() + "}\n";

@@ -6,12 +6,14 @@ namespace tributary::postgres {
 
 std::string server_message(const pqxx::sql_error& e) {
     std::string text = e.what();
+    // Where in PL/pgSQL it was raised is for us, not for the user.
+    if (const auto context = text.find("\nCONTEXT:"); context != std::string::npos) text.erase(context);
     for (const char* prefix : {"ERROR:  ", "FATAL:  "})
         if (text.rfind(prefix, 0) == 0) text.erase(0, std::char_traits<char>::length(prefix));
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    std::string out;
-    for (const char ch : text) out += ch == '\n' ? std::string("; ") : std::string(1, ch);
-    return out;
+    for (const char* label : {"\nHINT:  ", "\nDETAIL:  "})
+        if (const auto at = text.find(label); at != std::string::npos) text.replace(at, std::char_traits<char>::length(label), "\n  ");
+    return text;
 }
 
 void throw_api_error(const pqxx::sql_error& e) {

@@ -14,8 +14,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// The server's message without libpq's "ERROR:  " decoration, on one line
-/// (a HINT or DETAIL, if any, joined after it).
+/// The server's message without libpq's decoration and the PL/pgSQL
+/// context; a HINT or DETAIL follows on an indented line.
 std::string server_message(const pqxx::sql_error& e);
 
 /// Rethrows what the SQL API raised as the domain error it means:
