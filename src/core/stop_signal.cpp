@@ -10,7 +10,7 @@ void StopSignal::request_stop() {
     woken_.notify_all();
 }
 
-bool StopSignal::wait_for(std::chrono::steady_clock::duration d) {
+bool StopSignal::wait_for(std::chrono::steady_clock::duration d) const {
     std::unique_lock<std::mutex> lock(mutex_);
     return woken_.wait_for(lock, d, [this] { return stopped_.load(); });
 }

@@ -15,12 +15,14 @@ public:
     void request_stop();
     bool stop_requested() const noexcept { return stopped_.load(std::memory_order_relaxed); }
     /// Waits for `d`; returns early (true) when a stop is requested.
-    bool wait_for(std::chrono::steady_clock::duration d);
+    bool wait_for(std::chrono::steady_clock::duration d) const;
 
 private:
     std::atomic<bool> stopped_{false};
-    std::mutex mutex_;
-    std::condition_variable woken_;
+    // Waiting does not change the signal: const waiters (handlers given a
+    // const StopSignal&) may wait too.
+    mutable std::mutex mutex_;
+    mutable std::condition_variable woken_;
 };
 
 }  // namespace tributary

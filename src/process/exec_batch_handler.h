@@ -15,7 +15,8 @@ namespace tributary::process {
 /// that does not read its stdin never blocks us: writes wait in poll, next
 /// to the child's exit and the abandon signal. On `abandon`, the command's
 /// process group is killed (SIGKILL) and the batch is abandoned.
-/// Thread-safe: each call has its own child.
+/// Thread-safe: each call has its own child. Expects SIGPIPE ignored (main
+/// does), so that a command closing its stdin early costs an EPIPE only.
 class ExecBatchHandler : public BatchHandler {
 public:
     explicit ExecBatchHandler(std::string command, std::size_t stderr_limit = 4096)
