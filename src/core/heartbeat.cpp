@@ -17,17 +17,17 @@ constexpr std::chrono::milliseconds kRetryAfterError{500};
 }  // namespace
 
 Heartbeat::Ticket::~Ticket() {
-    if (heartbeat_) heartbeat_->untrack(batch_id_);
+    if (heartbeat_) heartbeat_->untrack(key_);
 }
 
 bool Heartbeat::Ticket::lost() const {
     std::lock_guard<std::mutex> guard(heartbeat_->mutex_);
-    return heartbeat_->entries_.at(batch_id_).lost;
+    return heartbeat_->entries_.at(key_).lost;
 }
 
 Heartbeat::time_point Heartbeat::Ticket::lease_ends() const {
     std::lock_guard<std::mutex> guard(heartbeat_->mutex_);
-    return heartbeat_->entries_.at(batch_id_).lease_ends;
+    return heartbeat_->entries_.at(key_).lease_ends;
 }
 
 Heartbeat::Heartbeat(std::unique_ptr<GroupLog> log, std::chrono::milliseconds lease, std::string context,
@@ -49,17 +49,19 @@ Heartbeat::~Heartbeat() {
 }
 
 Heartbeat::Ticket Heartbeat::track(const LeasedBatch& batch, time_point read_started) {
+    std::uint64_t key;
     {
         std::lock_guard<std::mutex> guard(mutex_);
-        entries_[batch.id] = Entry{batch.token, read_started + every_, read_started + lease_, false};
+        key = next_key_++;
+        entries_[key] = Entry{batch.id, batch.token, read_started + every_, read_started + lease_, false};
     }
     changed_.notify_all();
-    return Ticket(*this, batch.id);
+    return Ticket(*this, key);
 }
 
-void Heartbeat::untrack(std::int64_t batch_id) {
+void Heartbeat::untrack(std::uint64_t key) {
     std::lock_guard<std::mutex> guard(mutex_);
-    entries_.erase(batch_id);
+    entries_.erase(key);
 }
 
 Heartbeat::Extended Heartbeat::extend(std::int64_t batch_id, const std::string& token) {
@@ -79,11 +81,11 @@ void Heartbeat::loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!closing_) {
         const auto now = std::chrono::steady_clock::now();
-        std::vector<std::pair<std::int64_t, std::string>> due;
+        std::vector<Due> due;
         auto wake = now + every_;
-        for (const auto& [id, entry] : entries_) {
+        for (const auto& [key, entry] : entries_) {
             if (entry.lost) continue;
-            if (entry.next_due <= now) due.emplace_back(id, entry.token);
+            if (entry.next_due <= now) due.push_back(Due{key, entry.batch_id, entry.token});
             else wake = std::min(wake, entry.next_due);
         }
         if (due.empty()) {
@@ -93,18 +95,18 @@ void Heartbeat::loop() {
         // Extend without the lock: workers must not wait on the database to
         // start or finish tracking a batch.
         lock.unlock();
-        std::vector<std::pair<std::int64_t, Extended>> results;
+        std::vector<Extended> results;
         std::vector<time_point> started;
-        for (const auto& [id, token] : due) {
+        for (const auto& d : due) {
             started.push_back(std::chrono::steady_clock::now());
-            results.emplace_back(id, extend(id, token));
+            results.push_back(extend(d.batch_id, d.token));
         }
         lock.lock();
         for (std::size_t i = 0; i < results.size(); ++i) {
-            const auto found = entries_.find(results[i].first);
+            const auto found = entries_.find(due[i].key);
             if (found == entries_.end()) continue;  // settled meanwhile
             Entry& entry = found->second;
-            switch (results[i].second) {
+            switch (results[i]) {
                 case Extended::yes:
                     entry.lease_ends = started[i] + lease_;
                     entry.next_due = started[i] + every_;
@@ -113,7 +115,7 @@ void Heartbeat::loop() {
                     entry.lost = true;
                     spdlog::warn("{} batch={} lease lost to another consumer while its handler runs; its result "
                                  "will not count",
-                                 context_, found->first);
+                                 context_, entry.batch_id);
                     break;
                 case Extended::unknown:
                     entry.next_due = std::chrono::steady_clock::now() + std::min(every_, kRetryAfterError);

@@ -25,8 +25,8 @@ public:
     /// A batch extended while the ticket lives. Move-only.
     class Ticket {
     public:
-        Ticket(Heartbeat& heartbeat, std::int64_t batch_id) : heartbeat_(&heartbeat), batch_id_(batch_id) {}
-        Ticket(Ticket&& other) noexcept : heartbeat_(other.heartbeat_), batch_id_(other.batch_id_) {
+        Ticket(Heartbeat& heartbeat, std::uint64_t key) : heartbeat_(&heartbeat), key_(key) {}
+        Ticket(Ticket&& other) noexcept : heartbeat_(other.heartbeat_), key_(other.key_) {
             other.heartbeat_ = nullptr;
         }
         Ticket(const Ticket&) = delete;
@@ -42,7 +42,7 @@ public:
 
     private:
         Heartbeat* heartbeat_;
-        std::int64_t batch_id_;
+        std::uint64_t key_;
     };
 
     /// `context` starts every log line ("group=... consumer=...").
@@ -59,16 +59,22 @@ public:
 
 private:
     struct Entry {
+        std::int64_t batch_id;
         std::string token;
         time_point next_due;
         time_point lease_ends;
         bool lost = false;
     };
     enum class Extended { yes, lost, unknown };
+    struct Due {
+        std::uint64_t key;
+        std::int64_t batch_id;
+        std::string token;
+    };
 
     void loop();
     Extended extend(std::int64_t batch_id, const std::string& token);
-    void untrack(std::int64_t batch_id);
+    void untrack(std::uint64_t key);
 
     std::unique_ptr<GroupLog> log_;
     const std::chrono::milliseconds lease_;
@@ -77,7 +83,10 @@ private:
     OutageLog& outages_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;
-    std::map<std::int64_t, Entry> entries_;
+    /// By ticket, not by batch id: after a takeover within this process (a
+    /// lease lost during an outage) two tickets may name the same batch.
+    std::map<std::uint64_t, Entry> entries_;
+    std::uint64_t next_key_ = 0;
     bool closing_ = false;
     std::thread thread_;
 };

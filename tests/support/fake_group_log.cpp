@@ -96,6 +96,7 @@ bool FakeGroupLog::fail(const LeasedBatch& leased, const std::string& error) {
 bool FakeGroupLog::extend(std::int64_t batch_id, const std::string& token) {
     std::lock_guard<std::mutex> guard(state_.mutex);
     ++state_.extends;
+    if (state_.failing_extends) throw DatabaseUnavailable("fake: heartbeat cut off");
     const auto found = state_.batches.find(batch_id);
     if (found == state_.batches.end() || found->second.token != token) return false;
     found->second.leased_until = FakeGroupState::steady::now() + state_.lease;

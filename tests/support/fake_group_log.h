@@ -51,7 +51,8 @@ struct FakeGroupState {
     int next_token = 1;
     // Faults: the next N calls throw DatabaseUnavailable.
     int failing_reads = 0, failing_acks = 0;
-    bool group_missing = false;  ///< reads throw GroupNotFound
+    bool group_missing = false;    ///< reads throw GroupNotFound
+    bool failing_extends = false;  ///< every extend throws DatabaseUnavailable
     int reads = 0, extends = 0, acks = 0, fails = 0, expired_acks = 0;
 };
 

@@ -279,3 +279,28 @@ TEST_CASE("consumer: an unknown group ends it with an error") {
     CHECK_FALSE(ok);
     CHECK(handler.calls == 0);
 }
+
+TEST_CASE("consumer: a batch taken over by another worker of the same process is settled once") {
+    Rig rig;
+    rig.state.produce(4);
+    rig.state.lease = 100ms;
+    rig.options.lease = 100ms;
+    rig.options.concurrency = 2;
+    rig.options.batch_size = 10;
+    rig.options.until_idle = false;
+    rig.state.failing_extends = true;  // heartbeats cannot keep the lease
+    FakeBatchHandler handler([](const LeasedBatch& batch, const StopSignal&) {
+        if (batch.delivery == 1) std::this_thread::sleep_for(400ms);  // past the lease
+        return HandlerResult::success();
+    });
+    std::thread stopper([&] {
+        while (handler.calls < 2 || handler.in_hand > 0) std::this_thread::sleep_for(5ms);
+        rig.stop.request_stop();
+    });
+    const auto [totals, ok] = rig.run(handler);
+    stopper.join();
+    CHECK(ok);
+    CHECK(totals.batches_acked == 1);  // delivery 2, by the other worker
+    CHECK(totals.batches_lost == 1);   // delivery 1's late ack, refused
+    CHECK(sorted(rig.state.acked()) == one_to(4));
+}
