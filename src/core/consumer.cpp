@@ -7,6 +7,7 @@
 
 #include "errors.h"
 #include "idle_pause.h"
+#include "stale_session.h"
 
 namespace tributary {
 
@@ -113,7 +114,7 @@ void Consumer::work(Heartbeat& heartbeat, OutageLog& outages) {
         const auto read_started = steady::now();
         std::optional<LeasedBatch> batch;
         try {
-            batch = log->read(options_.consumer, options_.batch_size);
+            batch = retry_stale_session([&] { return log->read(options_.consumer, options_.batch_size); });
             outages.up();
             outage.reset();
         } catch (const GroupNotFound& e) {
@@ -177,7 +178,8 @@ void Consumer::settle(GroupLog& log, OutageLog& outages, const LeasedBatch& batc
     IdlePause backoff(options_.outage_min, options_.outage_max);
     for (;;) {
         try {
-            const bool settled = success ? log.ack(batch) : log.fail(batch, result.error);
+            const bool settled =
+                retry_stale_session([&] { return success ? log.ack(batch) : log.fail(batch, result.error); });
             outages.up();
             count(batch, result, settled);
             return;

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "errors.h"
+#include "stale_session.h"
 
 namespace tributary {
 
@@ -66,7 +67,7 @@ void Heartbeat::untrack(std::uint64_t key) {
 
 Heartbeat::Extended Heartbeat::extend(std::int64_t batch_id, const std::string& token) {
     try {
-        const bool extended = log_->extend(batch_id, token);
+        const bool extended = retry_stale_session([&] { return log_->extend(batch_id, token); });
         outages_.up();
         return extended ? Extended::yes : Extended::lost;
     } catch (const DatabaseUnavailable& e) {

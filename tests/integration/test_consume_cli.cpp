@@ -267,3 +267,37 @@ TEST_CASE("consume --until-idle exits 0 once there is nothing to do", "[consume]
         },
         30s));
 }
+
+TEST_CASE("consume: a PostgreSQL restart is said once, waited out, and nothing is lost or repeated", "[consume]") {
+    ConsumeRig rig;
+    rig.add_sources({"s"});
+    rig.add_events("s", 300);
+    run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning"});
+    auto consumer = start_consumer(rig, "g", {"--batch", "10", "--concurrency", "2", "--exec", append_to(rig, "out", "0.1")});
+    REQUIRE(wait_until([&] { return rig.seq_counts("out").size() >= 50; }, 30s));
+
+    const char* pg_tmp = std::getenv("TRIBUTARY_PG_TMP");
+    const char* pg_dir = std::getenv("TRIBUTARY_TEST_PG_DIR");
+    REQUIRE(pg_tmp);
+    REQUIRE(pg_dir);
+    ChildProcess outage({pg_tmp, "restart", pg_dir, "fast", "4"});
+    REQUIRE(wait_until([&] { return log_says(*consumer, "database unavailable"); }, 20s));
+    REQUIRE(outage.wait_for(60s) == 0);
+    REQUIRE(wait_until([&] { return rig.seq_counts("out").size() == 300; }, 60s));
+    consumer->signal(SIGTERM);
+    REQUIRE(consumer->wait_for(30s) == 0);
+
+    const auto log = consumer->err();
+    const auto said = [&](const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+        return n;
+    };
+    INFO(log);
+    CHECK(said("database unavailable") == 1);  // not once per worker, heartbeat or retry
+    CHECK(said("database reachable again") == 1);
+    // The outage (4 s) is shorter than the lease (30 s): acks that failed
+    // were retried and recorded, so no batch came back.
+    for (const auto& [seq, n] : rig.seq_counts("out")) CHECK(n == 1);
+    CHECK(rig.group("g")["batches_in_flight"] == 0);
+}
