@@ -9,6 +9,10 @@
 --
 -- Errors a caller can fix carry SQLSTATE 22023 (bad argument: exit code 2 in
 -- the CLI) or P0002 (no such group).
+--
+-- The API is what README.md lists: group_*, consumer_*, dead_letter_replay,
+-- read_log, log_position, pattern_matches and the two views. The other
+-- functions here are its steps; calling them alone skips its locking.
 
 -- Patterns ------------------------------------------------------------------
 
@@ -334,11 +338,12 @@ BEGIN
            AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[])
          ORDER BY e.tx_id, e.seq
          LIMIT p_max
+    ), stop AS (
+        SELECT c.tx_id, c.seq FROM candidates c WHERE c.source_id = ANY (v_busy)
+         ORDER BY c.tx_id, c.seq LIMIT 1
     ), picked AS MATERIALIZED (
-        SELECT c.seq, c.tx_id, c.source_id, c.event_id, c.payload, c.loaded_at
-          FROM (SELECT c.*, bool_or(c.source_id = ANY (v_busy)) OVER (ORDER BY c.tx_id, c.seq) AS held
-                  FROM candidates c) c
-         WHERE NOT c.held
+        SELECT c.* FROM candidates c
+         WHERE NOT EXISTS (SELECT 1 FROM stop WHERE (stop.tx_id, stop.seq) <= (c.tx_id, c.seq))
     ), next_cursor AS (
         -- The last event handed out; or, when this read took everything up to
         -- the watermark, the watermark itself, so the events before it that
@@ -524,10 +529,21 @@ END $$;
 
 -- Status ----------------------------------------------------------------------------
 
--- events_behind: events of the group's sources after its cursor (not yet
--- handed out). oldest_unprocessed_age: age (since loaded_at) of the oldest
--- event not yet acked: behind, in flight or waiting for a retry (dead letters
--- excluded). Counting the backlog scans it: cheap while consumers keep up.
+-- A group's backlog: events of its sources after its cursor, and the oldest
+-- loaded_at among them. Counting scans the backlog: cheap while consumers keep
+-- up. Without JIT, which costs more than the count on the large estimates
+-- that a big backlog gives.
+CREATE OR REPLACE FUNCTION tributary.group_backlog(g tributary.consumer_groups, OUT events bigint, OUT oldest timestamptz)
+LANGUAGE sql STABLE SET jit = off AS $$
+SELECT count(*), min(e.loaded_at)
+  FROM tributary.events e
+ WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+   AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[]) $$;
+
+-- events_behind: events of the group's sources not yet handed out (after the
+-- cursor). oldest_unprocessed_age: age (since loaded_at) of the oldest event
+-- not yet acked: behind, in flight or waiting for a retry (dead letters
+-- excluded); NULL when there is none.
 CREATE OR REPLACE VIEW tributary.group_status AS
 SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
        behind.events AS events_behind,
@@ -536,11 +552,7 @@ SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
        retry.events AS retries_waiting,
        dead.events AS dead_letters
   FROM tributary.consumer_groups g
- CROSS JOIN LATERAL (
-       SELECT count(*) AS events, min(e.loaded_at) AS oldest
-         FROM tributary.events e
-        WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
-          AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[])) behind
+ CROSS JOIN LATERAL tributary.group_backlog(g) behind
  CROSS JOIN LATERAL (
        SELECT count(*)::int AS batches,
               (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2

@@ -235,6 +235,30 @@ TEST_CASE("a read never passes a transaction still open, whichever commits first
     CHECK(status_of(db, "g").events_behind == 0);
 }
 
+TEST_CASE("a group from a timestamp does not start past a transaction still open", "[consumer]") {
+    TestDatabase db;
+    const int first_loader = add_source(db, "first");
+    const int second_loader = add_source(db, "second");
+    const auto since = db.scalar("SELECT now()::text");
+    pqxx::connection a_connection(db.url());
+    pqxx::connection b_connection(db.url());
+    pqxx::work a(a_connection);
+    const auto open = insert_events(a, first_loader, 1, 1);       // loaded after `since`, not committed
+    pqxx::work b(b_connection);
+    const auto committed = insert_events(b, second_loader, 1, 1);  // the first event anyone sees after `since`
+    b.commit();
+    db.exec("SELECT tributary.group_create('g', '>', '" + since + "')");
+    a.commit();
+
+    Consumer consumer(db.url(), "g", "c");
+    std::vector<std::int64_t> seen;
+    for (auto batch = consumer.read_soon(); !batch.empty(); batch = consumer.read_soon(1000, 300ms)) {
+        seen.insert(seen.end(), batch.seqs.begin(), batch.seqs.end());
+        CHECK(consumer.ack(batch));
+    }
+    CHECK(seen == std::vector<std::int64_t>{open[0], committed[0]});
+}
+
 TEST_CASE("every group gets exactly the events of the sources its pattern matches", "[consumer]") {
     TestDatabase db;
     const int eu = add_source(db, "orders.eu");
@@ -342,6 +366,7 @@ TEST_CASE("a consumer that lost its lease cannot ack, fail or extend the new del
     CHECK(second.seqs == first.seqs);
     CHECK(db.scalar("SELECT consumer FROM tributary.consumer_batches") == "b");
 
+    CHECK(sqlstate_of([&] { b.ack(second, {first.seqs[0], 999999}); }) == "22023");   // not in the batch
     CHECK_FALSE(a.ack(first));               // late: changes nothing
     CHECK_FALSE(a.fail(first, "late"));
     CHECK_FALSE(a.extend(first, "1 hour"));
