@@ -28,5 +28,9 @@ void add_migrate_command(CLI::App& app, const GlobalOptions& global, Action& act
 void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_status_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_group_commands(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_tail_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_dlq_commands(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace tributary::cli

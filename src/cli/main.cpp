@@ -11,6 +11,7 @@
 #include "command.h"
 #include "core/errors.h"
 #include "logging.h"
+#include "postgres/sql_errors.h"
 #include "usage_error.h"
 
 namespace tributary::cli {
@@ -40,6 +41,10 @@ int run_cli(int argc, char** argv) {
     add_source_commands(app, global, action);
     add_run_command(app, global, action);
     add_status_command(app, global, action);
+    add_group_commands(app, global, action);
+    add_consume_command(app, global, action);
+    add_tail_command(app, global, action);
+    add_dlq_commands(app, global, action);
 
     try {
         app.parse(argc, argv);
@@ -51,6 +56,10 @@ int run_cli(int argc, char** argv) {
     try {
         return action();
     } catch (const UsageError& e) {
+        std::cerr << "tributary: " << e.what() << "\n";
+        return 2;
+    } catch (const postgres::InvalidRequest& e) {
+        // The SQL API refused an argument (a bad pattern, a bad --from).
         std::cerr << "tributary: " << e.what() << "\n";
         return 2;
     } catch (const DatabaseUnavailable& e) {

@@ -24,7 +24,7 @@ void StopSignal::on_stop(std::function<void()> hook) {
     hook();
 }
 
-bool StopSignal::wait_for(std::chrono::steady_clock::duration d) {
+bool StopSignal::wait_for(std::chrono::steady_clock::duration d) const {
     std::unique_lock<std::mutex> lock(mutex_);
     return woken_.wait_for(lock, d, [this] { return stopped_.load(); });
 }

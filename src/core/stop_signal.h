@@ -17,7 +17,7 @@ public:
     void request_stop();
     bool stop_requested() const noexcept { return stopped_.load(std::memory_order_relaxed); }
     /// Waits for `d`; returns early (true) when a stop is requested.
-    bool wait_for(std::chrono::steady_clock::duration d);
+    bool wait_for(std::chrono::steady_clock::duration d) const;
     /// Runs `hook` when a stop is requested (at once if it was already), on
     /// the requesting thread: for waits that a condition variable cannot
     /// reach, such as a thread blocked in poll(). Hooks must be quick.
@@ -25,8 +25,10 @@ public:
 
 private:
     std::atomic<bool> stopped_{false};
-    std::mutex mutex_;
-    std::condition_variable woken_;
+    // Waiting does not change the signal: const waiters (handlers given a
+    // const StopSignal&) may wait too.
+    mutable std::mutex mutex_;
+    mutable std::condition_variable woken_;
     std::vector<std::function<void()>> hooks_;
 };
 

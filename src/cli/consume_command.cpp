@@ -1,0 +1,125 @@
+#include <thread>
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "command.h"
+#include "core/consumer.h"
+#include "core/errors.h"
+#include "core/wakeup.h"
+#include "duration.h"
+#include "exit_codes.h"
+#include "postgres/postgres_group_admin.h"
+#include "postgres/postgres_group_log.h"
+#include "postgres/postgres_session.h"
+#include "process/exec_batch_handler.h"
+#include "signal_watcher.h"
+#include "usage_error.h"
+
+namespace tributary::cli {
+
+namespace {
+
+struct ConsumeOptions {
+    std::string group;
+    std::string consumer;
+    int batch = 1000;
+    int concurrency = 1;
+    std::string exec;
+    std::string max_runtime;
+    std::string shutdown_timeout = "30s";
+    bool until_idle = false;
+};
+
+std::string default_consumer_name() {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    return std::string(host[0] ? host : "localhost") + ":" + std::to_string(getpid());
+}
+
+/// The group's settings; while the database cannot be reached (a supervisor
+/// started us before PostgreSQL), waits and retries rather than exiting.
+/// Nothing when stopped meanwhile; GroupNotFound for an unknown group.
+std::optional<postgres::GroupStatus> find_group(const std::string& db, const std::string& group, StopSignal& stop) {
+    std::chrono::milliseconds pause{500};
+    for (bool said = false;; said = true) {
+        try {
+            postgres::PostgresSession session(db);
+            postgres::PostgresGroupAdmin admin(session);
+            auto status = admin.status(group);
+            if (!status)
+                throw GroupNotFound("no consumer group named '" + group +
+                                    "' (create it with `tributary group create`, see `tributary group list`)");
+            if (said) spdlog::info("group={} database reachable again; starting", group);
+            return status;
+        } catch (const DatabaseUnavailable& e) {
+            if (!said) spdlog::error("group={} database unavailable at start, retrying with backoff: {}", group, e.what());
+        }
+        if (stop.wait_for(pause)) return std::nullopt;
+        pause = std::min(pause * 2, std::chrono::milliseconds(10000));
+    }
+}
+
+int consume(const GlobalOptions& global, const ConsumeOptions& options) {
+    const auto max_runtime =
+        options.max_runtime.empty() ? std::chrono::milliseconds::zero() : parse_duration(options.max_runtime);
+    const auto shutdown_timeout = parse_duration(options.shutdown_timeout);
+    if (options.exec.empty()) throw UsageError("--exec: the command must not be empty");
+    const auto db = global.database_url();
+    StopSignal stop;
+    SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
+    const auto group = find_group(db, options.group, stop);
+    if (!group) return exit_ok;
+
+    ConsumerOptions consumer_options;
+    consumer_options.group = options.group;
+    consumer_options.consumer = options.consumer.empty() ? default_consumer_name() : options.consumer;
+    consumer_options.batch_size = options.batch;
+    consumer_options.concurrency = options.concurrency;
+    consumer_options.lease = std::chrono::milliseconds(group->lease_ms);
+    consumer_options.shutdown_timeout = shutdown_timeout;
+    consumer_options.until_idle = options.until_idle;
+
+    process::ExecBatchHandler handler(options.exec);
+    PauseWakeup wakeup(stop);
+    Consumer consumer({[db, name = options.group] { return postgres::open_group_log(db, name); }, handler, wakeup},
+                      consumer_options, stop);
+
+    // --max-runtime is a stop like a signal; woken by the stop at the end.
+    std::thread limit([&] {
+        if (max_runtime.count() && !stop.wait_for(max_runtime)) {
+            spdlog::info("group={} consumer={} max runtime {} reached, stopping", options.group,
+                         consumer_options.consumer, options.max_runtime);
+            stop.request_stop();
+        }
+    });
+    const bool ok = consumer.run();
+    stop.request_stop();
+    limit.join();
+    return ok ? exit_ok : exit_failure;
+}
+
+}  // namespace
+
+void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& action) {
+    auto* cmd = app.add_subcommand("consume", "Run a command for each batch of a consumer group's events");
+    auto options = std::make_shared<ConsumeOptions>();
+    cmd->add_option("GROUP", options->group, "group name")->required();
+    cmd->add_option("--consumer", options->consumer, "this consumer's name in the group (default: host:pid)");
+    cmd->add_option("--batch", options->batch, "events per batch at most")->capture_default_str()->check(CLI::Range(1, 10000));
+    cmd->add_option("--concurrency", options->concurrency, "batches in hand at most (each runs its own command)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    cmd->add_option("--exec", options->exec,
+                    "shell command run per batch, NDJSON on stdin; exit 0 acks, anything else fails the batch")
+        ->required();
+    cmd->add_option("--max-runtime", options->max_runtime, "stop gracefully after this long, e.g. 55s");
+    cmd->add_option("--shutdown-timeout", options->shutdown_timeout,
+                    "on a stop, how long batches in hand may still run before they are abandoned")
+        ->capture_default_str();
+    cmd->add_flag("--until-idle", options->until_idle, "exit once a read finds nothing to do");
+    cmd->callback([&global, &action, options] { action = [&global, options] { return consume(global, *options); }; });
+}
+
+}  // namespace tributary::cli

@@ -1,0 +1,93 @@
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "command.h"
+#include "core/errors.h"
+#include "core/idle_pause.h"
+#include "core/outage_log.h"
+#include "core/stop_signal.h"
+#include "postgres/postgres_log_reader.h"
+#include "postgres/postgres_session.h"
+#include "raw_json.h"
+#include "signal_watcher.h"
+
+namespace tributary::cli {
+
+namespace {
+
+constexpr int kReadSize = 1000;
+
+struct TailOptions {
+    std::string pattern = ">";
+    std::string from;  ///< empty: end with --follow, else beginning
+    bool follow = false;
+};
+
+std::string ndjson_line(const postgres::PositionedEvent& e) {
+    const nlohmann::ordered_json fields = {{"seq", e.position.seq}, {"source", e.source}, {"event_id", e.event_id}};
+    std::string line = with_raw_member(fields, "payload", e.payload);
+    line.pop_back();
+    return line + ",\"loaded_at\":" + nlohmann::json(e.loaded_at).dump() + "}\n";
+}
+
+/// Prints `events`; false when stdout is gone (e.g. `| head` ended).
+bool print(const std::vector<postgres::PositionedEvent>& events) {
+    for (const auto& e : events) std::cout << ndjson_line(e);
+    std::cout.flush();
+    return static_cast<bool>(std::cout);
+}
+
+int tail(const GlobalOptions& global, const TailOptions& options) {
+    StopSignal stop;
+    SignalWatcher signals(stop);
+    postgres::PostgresSession session(global.database_url());
+    postgres::PostgresLogReader reader(session);
+    const std::string from = !options.from.empty() ? options.from : options.follow ? "end" : "beginning";
+    auto position = reader.position(from);
+    OutageLog outages("tail pattern=" + options.pattern);
+    IdlePause idle(std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+    IdlePause outage(std::chrono::milliseconds(500), std::chrono::milliseconds(10000));
+    while (!stop.stop_requested()) {
+        std::vector<postgres::PositionedEvent> events;
+        try {
+            events = reader.read(options.pattern, position, kReadSize);
+            outages.up();
+            outage.reset();
+        } catch (const DatabaseUnavailable& e) {
+            if (!options.follow) throw;
+            outages.down(e.what());
+            stop.wait_for(outage.next());
+            continue;
+        }
+        if (!events.empty()) {
+            position = events.back().position;
+            if (!print(events)) return 0;
+        }
+        if (events.size() == static_cast<std::size_t>(kReadSize)) {
+            idle.reset();
+            continue;
+        }
+        // Caught up with the watermark.
+        if (!options.follow) break;
+        stop.wait_for(idle.next());
+        if (!events.empty()) idle.reset();
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_tail_command(CLI::App& app, const GlobalOptions& global, Action& action) {
+    auto* cmd = app.add_subcommand("tail", "Print committed events as NDJSON, without a group (for people and jq)");
+    auto options = std::make_shared<TailOptions>();
+    cmd->add_option("--pattern", options->pattern, "source names, as for groups ('orders.*', 'orders.>')")
+        ->capture_default_str();
+    cmd->add_option("--from", options->from,
+                    "beginning, end or a timestamp (default: end with --follow, else beginning)");
+    cmd->add_flag("--follow,-f", options->follow, "keep printing new events until stopped");
+    cmd->callback([&global, &action, options] { action = [&global, options] { return tail(global, *options); }; });
+}
+
+}  // namespace tributary::cli

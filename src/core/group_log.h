@@ -1,0 +1,52 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "leased_batch.h"
+
+namespace tributary {
+
+/// The consumer group named in a read does not exist (deleted meanwhile, or
+/// never created). Reading again will not help.
+class GroupNotFound : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// One consumer group's view of the log: batches leased to a consumer, then
+/// acked, failed or extended with the lease token. Each call is atomic on
+/// its own. Not thread-safe: one instance per thread (each has its own
+/// database session). Throws DatabaseUnavailable (errors.h) when the
+/// database is away, GroupNotFound from `read`, and other exceptions for
+/// unexpected errors.
+class GroupLog {
+public:
+    virtual ~GroupLog() = default;
+
+    /// Leases the next batch of at most `max_events` events to `consumer`:
+    /// an expired batch taken over, a due retry, or fresh events. Nothing
+    /// when there is nothing to do now.
+    virtual std::optional<LeasedBatch> read(const std::string& consumer, int max_events) = 0;
+
+    /// Acks the whole batch. False: the lease was lost (another consumer
+    /// holds the batch now, or it is settled already); nothing changed.
+    virtual bool ack(const LeasedBatch& batch) = 0;
+
+    /// Fails the whole batch: its events come back later, singly, with
+    /// backoff, or go to the dead letters. False as for `ack`.
+    virtual bool fail(const LeasedBatch& batch, const std::string& error) = 0;
+
+    /// Extends the lease by the group's lease duration from now. False as for
+    /// `ack`.
+    virtual bool extend(std::int64_t batch_id, const std::string& token) = 0;
+};
+
+/// Opens a GroupLog of its own for each thread that needs one.
+using GroupLogOpener = std::function<std::unique_ptr<GroupLog>()>;
+
+}  // namespace tributary

@@ -1,0 +1,120 @@
+#include "postgres_group_log.h"
+
+#include "sql_errors.h"
+
+namespace tributary::postgres {
+
+namespace {
+
+constexpr const char* kRead = "tributary_consumer_read";
+constexpr const char* kAck = "tributary_consumer_ack";
+constexpr const char* kFail = "tributary_consumer_fail";
+constexpr const char* kExtend = "tributary_consumer_extend";
+
+constexpr const char* kReadSql = R"sql(
+SELECT batch_id, lease_token::text, delivery, seq, source, event_id, payload::text, loaded_at::text
+  FROM tributary.consumer_read($1, $2, $3))sql";
+constexpr const char* kAckSql = "SELECT tributary.consumer_ack($1, $2::uuid)";
+constexpr const char* kFailSql = "SELECT tributary.consumer_fail($1, $2::uuid, $3)";
+constexpr const char* kExtendSql = "SELECT tributary.consumer_extend($1, $2::uuid)";
+
+/// SQLSTATE the SQL API raises for an unknown group.
+constexpr const char* kNoDataFound = "P0002";
+
+LeasedBatch to_batch(const pqxx::result& rows) {
+    LeasedBatch batch;
+    batch.id = rows[0][0].as<std::int64_t>();
+    batch.token = rows[0][1].as<std::string>();
+    batch.delivery = rows[0][2].as<int>();
+    batch.events.reserve(rows.size());
+    for (const auto& row : rows)
+        batch.events.push_back(LoggedEvent{row[3].as<std::int64_t>(), row[4].as<std::string>(),
+                                           row[5].as<std::int64_t>(), row[6].as<std::string>(),
+                                           row[7].as<std::string>()});
+    return batch;
+}
+
+}  // namespace
+
+PostgresGroupLog::PostgresGroupLog(PostgresSession& session, std::string group)
+    : session_(session), group_(std::move(group)) {
+    session_.prepare(kRead, kReadSql);
+    session_.prepare(kAck, kAckSql);
+    session_.prepare(kFail, kFailSql);
+    session_.prepare(kExtend, kExtendSql);
+}
+
+std::optional<LeasedBatch> PostgresGroupLog::read(const std::string& consumer, int max_events) {
+    try {
+        return session_.run([&](pqxx::connection& c) -> std::optional<LeasedBatch> {
+            pqxx::nontransaction tx(c);
+            const auto rows = tx.exec_prepared(kRead, group_, consumer, max_events);
+            if (rows.empty()) return std::nullopt;
+            return to_batch(rows);
+        });
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() == kNoDataFound) throw GroupNotFound(server_message(e));
+        throw;
+    }
+}
+
+bool PostgresGroupLog::ack(const LeasedBatch& batch) {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        return tx.exec_prepared(kAck, batch.id, batch.token)[0][0].as<bool>();
+    });
+}
+
+bool PostgresGroupLog::fail(const LeasedBatch& batch, const std::string& error) {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        return tx.exec_prepared(kFail, batch.id, batch.token, storable_text(error))[0][0].as<bool>();
+    });
+}
+
+bool PostgresGroupLog::extend(std::int64_t batch_id, const std::string& token) {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        return tx.exec_prepared(kExtend, batch_id, token)[0][0].as<bool>();
+    });
+}
+
+std::string storable_text(const std::string& text, std::size_t longest) {
+    const std::size_t start = text.size() > longest ? text.size() - longest : 0;
+    std::string out = start ? "..." : "";
+    for (std::size_t i = start; i < text.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const bool keep = (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\t';
+        out += keep ? text[i] : '?';
+    }
+    return out;
+}
+
+}  // namespace tributary::postgres
+
+namespace tributary::postgres {
+
+namespace {
+
+class SessionGroupLog : public GroupLog {
+public:
+    SessionGroupLog(const std::string& conninfo, const std::string& group) : session_(conninfo), log_(session_, group) {}
+    std::optional<LeasedBatch> read(const std::string& consumer, int max_events) override {
+        return log_.read(consumer, max_events);
+    }
+    bool ack(const LeasedBatch& batch) override { return log_.ack(batch); }
+    bool fail(const LeasedBatch& batch, const std::string& error) override { return log_.fail(batch, error); }
+    bool extend(std::int64_t batch_id, const std::string& token) override { return log_.extend(batch_id, token); }
+
+private:
+    PostgresSession session_;
+    PostgresGroupLog log_;
+};
+
+}  // namespace
+
+std::unique_ptr<GroupLog> open_group_log(const std::string& conninfo, const std::string& group) {
+    return std::make_unique<SessionGroupLog>(conninfo, group);
+}
+
+}  // namespace tributary::postgres

@@ -1,0 +1,49 @@
+#include "postgres_log_reader.h"
+
+#include "sql_errors.h"
+
+namespace tributary::postgres {
+
+namespace {
+
+constexpr const char* kReadLog = "tributary_read_log";
+constexpr const char* kReadLogSql = R"sql(
+SELECT tx_id::text, seq, source, event_id, payload::text, loaded_at::text
+  FROM tributary.read_log($1, $2::xid8, $3, $4))sql";
+constexpr const char* kPositionSql = "SELECT tx_id::text, seq FROM tributary.log_position($1)";
+
+}  // namespace
+
+PostgresLogReader::PostgresLogReader(PostgresSession& session) : session_(session) {
+    session_.prepare(kReadLog, kReadLogSql);
+}
+
+LogPosition PostgresLogReader::position(const std::string& from) {
+    try {
+        return session_.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            const auto row = tx.exec_params1(kPositionSql, from);
+            return LogPosition{row[0].as<std::string>(), row[1].as<std::int64_t>()};
+        });
+    } catch (const pqxx::sql_error& e) {
+        throw_api_error(e);
+    }
+}
+
+std::vector<PositionedEvent> PostgresLogReader::read(const std::string& pattern, const LogPosition& after, int max) {
+    try {
+        return session_.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            std::vector<PositionedEvent> out;
+            for (const auto& row : tx.exec_prepared(kReadLog, pattern, after.tx_id, after.seq, max))
+                out.push_back(PositionedEvent{{row[0].as<std::string>(), row[1].as<std::int64_t>()},
+                                              row[2].as<std::string>(), row[3].as<std::int64_t>(),
+                                              row[4].as<std::string>(), row[5].as<std::string>()});
+            return out;
+        });
+    } catch (const pqxx::sql_error& e) {
+        throw_api_error(e);
+    }
+}
+
+}  // namespace tributary::postgres

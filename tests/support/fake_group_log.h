@@ -1,0 +1,112 @@
+#pragma once
+
+// Fakes of the consumer ports (GroupLog, BatchHandler, Wakeup). Unlike the
+// loader's fakes these are thread-safe: the consumer runs workers and a
+// heartbeat on threads of their own, as it does against PostgreSQL.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "core/batch_handler.h"
+#include "core/group_log.h"
+#include "core/wakeup.h"
+
+namespace tributary::fakes {
+
+/// The group's state, as the database holds it; shared by every
+/// FakeGroupLog of a test as sessions share the database. Leases run on the
+/// real steady clock.
+struct FakeGroupState {
+    using steady = std::chrono::steady_clock;
+    struct Batch {
+        std::string token;
+        int delivery = 1;
+        std::vector<LoggedEvent> events;
+        steady::time_point leased_until;
+    };
+
+    /// Adds events 1..n (seq == event_id) to the log.
+    void produce(int n);
+    /// Every acked seq, duplicates included.
+    std::vector<std::int64_t> acked() const;
+    /// Gives the batch in flight a new token, as a takeover by another
+    /// consumer would: the holder's ack is refused.
+    void steal(std::int64_t batch_id);
+    std::size_t in_flight() const;
+
+    std::chrono::milliseconds lease{1000};
+    mutable std::mutex mutex;
+    std::deque<LoggedEvent> fresh;
+    std::deque<std::pair<LoggedEvent, int>> retries;  ///< event, deliveries so far; due at once
+    std::map<std::int64_t, Batch> batches;
+    std::vector<std::int64_t> acked_seqs;
+    std::vector<std::string> errors;  ///< of failed batches
+    std::int64_t next_batch = 1;
+    int next_token = 1;
+    // Faults: the next N calls throw DatabaseUnavailable.
+    int failing_reads = 0, failing_acks = 0;
+    bool group_missing = false;    ///< reads throw GroupNotFound
+    bool failing_extends = false;  ///< every extend throws DatabaseUnavailable
+    int reads = 0, extends = 0, acks = 0, fails = 0, expired_acks = 0;
+};
+
+class FakeGroupLog : public GroupLog {
+public:
+    explicit FakeGroupLog(FakeGroupState& state) : state_(state) {}
+    std::optional<LeasedBatch> read(const std::string& consumer, int max_events) override;
+    bool ack(const LeasedBatch& batch) override;
+    bool fail(const LeasedBatch& batch, const std::string& error) override;
+    bool extend(std::int64_t batch_id, const std::string& token) override;
+
+private:
+    LeasedBatch lease(std::int64_t id, FakeGroupState::Batch& batch);
+    FakeGroupState& state_;
+};
+
+/// A handler whose behaviour the test sets; counts what is in hand.
+class FakeBatchHandler : public BatchHandler {
+public:
+    using Behaviour = std::function<HandlerResult(const LeasedBatch&, const StopSignal&)>;
+    explicit FakeBatchHandler(Behaviour behaviour = nullptr) : behaviour_(std::move(behaviour)) {}
+    HandlerResult handle(const LeasedBatch& batch, const StopSignal& abandon) override;
+
+    std::atomic<int> in_hand{0}, most_in_hand{0}, calls{0};
+
+private:
+    Behaviour behaviour_;
+};
+
+/// Records each wait; waits a thousandth of it (tests stay fast); runs
+/// `on_wait` after each (e.g. a stop after N waits).
+class RecordingWakeup : public Wakeup {
+public:
+    void wait(std::chrono::milliseconds longest) override;
+    std::vector<std::chrono::milliseconds> waits() const;
+    std::function<void(std::size_t waits)> on_wait;
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<std::chrono::milliseconds> waits_;
+};
+
+/// A gate a handler waits at until the test opens it.
+class Latch {
+public:
+    void open();
+    /// Waits until opened; false after `timeout`.
+    bool wait(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    bool is_open() const;
+
+private:
+    mutable std::mutex mutex_;
+    std::condition_variable opened_;
+    bool open_ = false;
+};
+
+}  // namespace tributary::fakes
