@@ -1,3 +1,4 @@
+#include <optional>
 #include <thread>
 
 #include <unistd.h>
@@ -8,6 +9,8 @@
 #include "core/consumer.h"
 #include "core/errors.h"
 #include "core/wakeup.h"
+#include "postgres/control_channel.h"
+#include "postgres/hint_channel.h"
 #include "duration.h"
 #include "exit_codes.h"
 #include "postgres/postgres_group_admin.h"
@@ -30,6 +33,7 @@ struct ConsumeOptions {
     std::string max_runtime;
     std::string shutdown_timeout = "30s";
     bool until_idle = false;
+    bool poll_only = false;
 };
 
 std::string default_consumer_name() {
@@ -82,7 +86,16 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
     consumer_options.until_idle = options.until_idle;
 
     process::ExecBatchHandler handler(options.exec);
-    PauseWakeup wakeup(stop);
+    // Push (DESIGN.md §7): loaders hint after each commit; an idle worker
+    // sleeps until a hint, a reconnect of the hint connection, or its
+    // fallback timer. --poll-only: the timer alone, 50 ms doubling to 1 s.
+    PauseWakeup pause(stop);
+    std::optional<postgres::HintChannel> hints;
+    if (!options.poll_only) {
+        hints.emplace(db, postgres::HintChannel::Options{{postgres::kEventsChannel}, ""}, stop);
+        consumer_options.idle_max = std::chrono::seconds(5);
+    }
+    Wakeup& wakeup = hints ? static_cast<Wakeup&>(*hints) : pause;
     Consumer consumer({[db, name = options.group] { return postgres::open_group_log(db, name); }, handler, wakeup},
                       consumer_options, stop);
 
@@ -115,6 +128,8 @@ void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& act
                     "shell command run per batch, NDJSON on stdin; exit 0 acks, anything else fails the batch")
         ->required();
     cmd->add_option("--max-runtime", options->max_runtime, "stop gracefully after this long, e.g. 55s");
+    cmd->add_flag("--poll-only", options->poll_only,
+                  "no LISTEN (e.g. behind a transaction-pooling proxy): poll every 50 ms doubling to 1 s while idle");
     cmd->add_option("--shutdown-timeout", options->shutdown_timeout,
                     "on a stop, how long batches in hand may still run before they are abandoned")
         ->capture_default_str();

@@ -1,4 +1,5 @@
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -8,6 +9,8 @@
 #include "core/idle_pause.h"
 #include "core/outage_log.h"
 #include "core/stop_signal.h"
+#include "postgres/control_channel.h"
+#include "postgres/hint_channel.h"
 #include "postgres/postgres_log_reader.h"
 #include "postgres/postgres_session.h"
 #include "raw_json.h"
@@ -23,6 +26,7 @@ struct TailOptions {
     std::string pattern = ">";
     std::string from;  ///< empty: end with --follow, else beginning
     bool follow = false;
+    bool poll_only = false;
 };
 
 std::string ndjson_line(const postgres::PositionedEvent& e) {
@@ -47,7 +51,12 @@ int tail(const GlobalOptions& global, const TailOptions& options) {
     const std::string from = !options.from.empty() ? options.from : options.follow ? "end" : "beginning";
     auto position = reader.position(from);
     OutageLog outages("tail pattern=" + options.pattern);
-    IdlePause idle(std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+    // --follow waits for the loaders' commit hints, with a 5 s fallback;
+    // --poll-only polls, 50 ms doubling to 1 s.
+    std::optional<postgres::HintChannel> hints;
+    if (options.follow && !options.poll_only)
+        hints.emplace(global.database_url(), postgres::HintChannel::Options{{postgres::kEventsChannel}, ""}, stop);
+    IdlePause idle(std::chrono::milliseconds(50), std::chrono::milliseconds(hints ? 5000 : 1000));
     IdlePause outage(std::chrono::milliseconds(500), std::chrono::milliseconds(10000));
     while (!stop.stop_requested()) {
         std::vector<postgres::PositionedEvent> events;
@@ -71,7 +80,10 @@ int tail(const GlobalOptions& global, const TailOptions& options) {
         }
         // Caught up with the watermark.
         if (!options.follow) break;
-        stop.wait_for(idle.next());
+        if (hints)
+            hints->wait(idle.next());
+        else
+            stop.wait_for(idle.next());
         if (!events.empty()) idle.reset();
     }
     return 0;
@@ -87,6 +99,7 @@ void add_tail_command(CLI::App& app, const GlobalOptions& global, Action& action
     cmd->add_option("--from", options->from,
                     "beginning, end or a timestamp (default: end with --follow, else beginning)");
     cmd->add_flag("--follow,-f", options->follow, "keep printing new events until stopped");
+    cmd->add_flag("--poll-only", options->poll_only, "with --follow: no LISTEN, poll every 50 ms doubling to 1 s");
     cmd->callback([&global, &action, options] { action = [&global, options] { return tail(global, *options); }; });
 }
 

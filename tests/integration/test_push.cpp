@@ -6,11 +6,13 @@
 
 #include <csignal>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <httplib.h>
 #include <pqxx/pqxx>
 
+#include "support/consume_rig.h"
 #include "support/source_server.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
@@ -172,4 +174,86 @@ TEST_CASE("SIGTERM ends a sleeping loader at once", "[push]") {
     const auto took = std::chrono::steady_clock::now() - start;
     INFO("stopped in " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
     CHECK(took < 500ms);
+}
+
+namespace {
+
+/// What a loader does after a commit, done by hand: the events, then the hint.
+void commit_and_hint(ConsumeRig& rig, const std::string& source, int count) {
+    rig.add_events(source, count);
+    rig.db().exec("SELECT pg_notify('tributary_events', '" + source + "')");
+}
+
+/// `consume` whose command records when it started, then the batch.
+std::unique_ptr<ChildProcess> start_recording_consumer(ConsumeRig& rig, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"consume", "g", "--exec",
+                                     "date +%s%6N >> " + rig.path("starts") + "; cat >> " + rig.path("out")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<ChildProcess>(tributary_args(rig.url(), args));
+}
+
+/// Handler start times (µs) written by the recording consumer.
+std::vector<std::int64_t> handler_starts(const ConsumeRig& rig) {
+    std::vector<std::int64_t> starts;
+    std::istringstream in(rig.read("starts"));
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) starts.push_back(std::stoll(line));
+    return starts;
+}
+
+}  // namespace
+
+TEST_CASE("a consumer blocked in its wait starts the handler soon after a commit's hint", "[push]") {
+    ConsumeRig rig;
+    rig.add_sources({"p.one"});
+    run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning"});
+    auto consumer = start_recording_consumer(rig);
+    std::this_thread::sleep_for(3s);  // idle: its fallback timer has grown past 1 s
+    for (int round = 1; round <= 3; ++round) {
+        const auto committed_at = now_us();
+        commit_and_hint(rig, "p.one", 5);
+        REQUIRE(wait_until([&] { return handler_starts(rig).size() == static_cast<std::size_t>(round); }, 10s));
+        const auto delay_ms = static_cast<double>(handler_starts(rig).back() - committed_at) / 1000.0;
+        INFO("handler started " << delay_ms << " ms after the commit");
+        CHECK(delay_ms < 300);  // about 20 ms here; polling (--poll-only) takes up to 1 s
+        std::this_thread::sleep_for(2s);
+    }
+    consumer->signal(SIGTERM);
+    CHECK(consumer->wait_for(15s) == 0);
+}
+
+TEST_CASE("a hint lost while the consumer's listener was cut off is made up by the read on reconnect", "[push]") {
+    ConsumeRig rig;
+    rig.add_sources({"p.one"});
+    run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning"});
+    auto consumer = start_recording_consumer(rig);
+    std::this_thread::sleep_for(2s);
+    // Cut the LISTEN connection; the hint sent meanwhile reaches nobody.
+    rig.db().exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                  " WHERE datname = current_database() AND query LIKE 'LISTEN%'");
+    const auto committed_at = now_us();
+    commit_and_hint(rig, "p.one", 5);
+    REQUIRE(wait_until([&] { return !handler_starts(rig).empty(); }, 10s));
+    const auto delay_ms = static_cast<double>(handler_starts(rig).front() - committed_at) / 1000.0;
+    INFO("handler started " << delay_ms << " ms after the commit");
+    CHECK(delay_ms < 2500);  // reconnect after 0.5 s, then a read; the fallback would take 5 s
+    consumer->signal(SIGTERM);
+    CHECK(consumer->wait_for(15s) == 0);
+}
+
+TEST_CASE("SIGTERM ends a blocked consumer and a following tail at once", "[push]") {
+    ConsumeRig rig;
+    rig.add_sources({"p.one"});
+    run_tributary(rig.url(), {"group", "create", "g"});
+    auto consumer = start_recording_consumer(rig);
+    ChildProcess tail(tributary_args(rig.url(), {"tail", "--follow"}));
+    std::this_thread::sleep_for(2500ms);
+    for (ChildProcess* child : {consumer.get(), &tail}) {
+        const auto start = std::chrono::steady_clock::now();
+        child->signal(SIGTERM);
+        CHECK(child->wait_for(15s) == 0);
+        const auto took = std::chrono::steady_clock::now() - start;
+        INFO("stopped in " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+        CHECK(took < 500ms);
+    }
 }
