@@ -153,7 +153,7 @@ bool wait_for_schema(const std::string& db, StopSignal& stop, std::chrono::milli
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
         try {
-            postgres::Migrator(db).require_current();
+            postgres::Migrator(db).require_current(postgres::Migrator::Needs::tables);
             if (said) spdlog::info("database reachable again; starting");
             return true;
         } catch (const DatabaseUnavailable& e) {
@@ -180,14 +180,27 @@ int run(const GlobalOptions& global, RunOptions& options) {
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
     if (!wait_for_schema(db, stop, max_runtime)) return exit_ok;  // stopped while waiting
+    if (options.until_idle) {
+        // A catch-up run asks every source; an empty answer from before
+        // the run does not count as "nothing new".
+        try {
+            postgres::PostgresSession session(db);
+            postgres::PostgresSourceRegistry registry(session);
+            const auto woken = registry.wake_idle_sources();
+            if (woken) spdlog::info("until idle: {} idle source(s) will be asked again", woken);
+        } catch (const std::exception& e) {
+            // The workers wait for the database as usual; only this nicety is lost.
+            spdlog::warn("until idle: could not make idle sources due: {}", e.what());
+        }
+    }
     std::optional<metrics::LoaderMetrics> loader_metrics;
     if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
     std::optional<postgres::HintChannel> hints;
     if (!options.poll_only)
         hints.emplace(db, postgres::HintChannel::Options{{postgres::kControlChannel}, postgres::kEventsChannel}, stop);
     RunObserver observer(loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr);
+    Nudger nudger(db);  // before the server: its threads call it until the server is gone
     std::optional<metrics::MetricsServer> server;
-    Nudger nudger(db);
     if (loader_metrics) {
         server.emplace(
             options.metrics_addr, [&] { return loader_metrics->scrape(); },

@@ -138,18 +138,29 @@ TurnReport Loader::load_source(const Source& source) {
     try {
         return fetch_and_store(source, pass, passed_at);
     } catch (const DatabaseUnavailable&) {
-        // The slot stays leased (up to the request timeout and more) unless
-        // we close it once the database is back.
-        abandoned_slot_ = AbandonedSlot{source, pass.lease};
+        abandon_slot(source, pass.lease);
         throw;
     } catch (const std::exception& e) {
         // The slot is reserved: close it with a backoff and a visible cause,
         // rather than leaving the source leased and "ok" in status.
-        return record_failure(source, pass,
-                              FetchResult::failure(FetchResult::Status::transient,
-                                                   std::string("database error: ") + e.what()),
-                              FailureClass::store);
+        try {
+            return record_failure(source, pass,
+                                  FetchResult::failure(FetchResult::Status::transient,
+                                                       std::string("database error: ") + e.what()),
+                                  FailureClass::store);
+        } catch (const DatabaseUnavailable&) {
+            abandon_slot(source, pass.lease);
+            throw;
+        }
     }
+}
+
+void Loader::abandon_slot(const Source& source, std::int64_t lease) {
+    // The slot stays leased (up to the request timeout and more) unless we
+    // close it once the database is back: as intended, if the close itself
+    // was cut short, else released at the interval.
+    abandoned_slot_ = closing_ ? *closing_ : SlotClose::release(source, lease);
+    closing_.reset();
 }
 
 TurnReport Loader::fetch_and_store(const Source& source, const SourceGate::Pass& pass,
@@ -163,7 +174,7 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceGate::Pass&
         spdlog::warn("source={} worker={} stalled {} ms between the gate and the request; request abandoned",
                      source.name, options_.worker,
                      std::chrono::duration_cast<std::chrono::milliseconds>(fetch_start - passed_at).count());
-        ports_.gate.release_slot(source, pass.lease);
+        close_slot(SlotClose::release(source, pass.lease));
         return {SourceOutcome::conflict};
     }
     FetchResult result;
@@ -175,7 +186,7 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceGate::Pass&
     }
     const auto fetch_time = ports_.clock.now() - fetch_start;
     if (result.status == FetchResult::Status::stopped) {
-        ports_.gate.release_slot(source, pass.lease);
+        close_slot(SlotClose::release(source, pass.lease));
         return {SourceOutcome::stopped};
     }
     TurnReport report{SourceOutcome::failed};
@@ -199,7 +210,7 @@ TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pas
         result.events.resize(static_cast<std::size_t>(source.batch_size));
     if (result.events.empty()) {
         const auto pause = idle_polling_.pause(source.interval, pass.empty_streak + 1);
-        ports_.gate.record_success(source, pass.lease, {true, result.backlog, pause});
+        close_slot(SlotClose::succeeded(source, pass.lease, {true, result.backlog, pause}));
         note_next_due(pause);
         return {SourceOutcome::empty, 0, FailureClass::none, {}, {}, cursor, result.backlog};
     }
@@ -217,7 +228,7 @@ TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pas
     }
     const auto append_time = ports_.clock.now() - append_start;
     if (appended == EventStore::AppendResult::appended) fault_point("after_commit");
-    ports_.gate.record_success(source, pass.lease, {false, result.backlog, source.interval});
+    close_slot(SlotClose::succeeded(source, pass.lease, {false, result.backlog, source.interval}));
     note_next_due(source.interval);
     if (appended == EventStore::AppendResult::conflict) {
         spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
@@ -242,7 +253,7 @@ TurnReport Loader::record_failure(const Source& source, const SourceGate::Pass& 
     delay = std::max(delay, source.interval);
     spdlog::warn("source={} worker={} fetch {} (failure {} in a row), next try in {} ms: {}", source.name,
                  options_.worker, to_string(result.status), failures, delay.count(), result.error);
-    ports_.gate.record_failure(source, pass.lease, gate_failure(result.status), result.error, delay);
+    close_slot(SlotClose::failed(source, pass.lease, gate_failure(result.status), result.error, delay));
     note_next_due(delay);
     TurnReport report{SourceOutcome::failed};
     report.failure = failure;
@@ -274,11 +285,28 @@ std::vector<const Source*> Loader::visiting_order(const SourceSchedule& schedule
     return own;
 }
 
+void Loader::close_slot(SlotClose close) {
+    closing_ = std::move(close);
+    apply(*closing_);
+    closing_.reset();
+}
+
+void Loader::apply(const SlotClose& close) {
+    switch (close.kind) {
+        case SlotClose::Kind::release: ports_.gate.release_slot(close.source, close.lease); return;
+        case SlotClose::Kind::success: ports_.gate.record_success(close.source, close.lease, close.success); return;
+        case SlotClose::Kind::failure:
+            ports_.gate.record_failure(close.source, close.lease, close.failure, close.error, close.delay);
+            return;
+    }
+}
+
 void Loader::close_abandoned_slot() {
     if (!abandoned_slot_) return;
     // Named by its lease: if the lease ran out and another worker took the
-    // source meanwhile, this changes nothing.
-    ports_.gate.release_slot(abandoned_slot_->source, abandoned_slot_->lease);
+    // source meanwhile, or the close did commit before the connection died,
+    // this changes nothing.
+    apply(*abandoned_slot_);
     abandoned_slot_.reset();
 }
 

@@ -100,12 +100,44 @@ private:
     void close_abandoned_slot();
     std::vector<const Source*> visiting_order(const SourceSchedule& schedule);
 
-    /// A gate slot reserved by a turn that the database's going away cut
-    /// short; closed as soon as the database answers again.
-    struct AbandonedSlot {
+    /// How a reserved gate slot is to be closed. Kept while the close is
+    /// under way: if the database goes away meanwhile, the same close is
+    /// replayed once it answers again (closes apply once per lease), so a
+    /// backoff or Retry-After is never lost to an outage.
+    struct SlotClose {
+        enum class Kind { release, success, failure } kind = Kind::release;
         Source source;
-        std::int64_t lease;
+        std::int64_t lease = 0;
+        SourceGate::Success success;
+        SourceGate::Failure failure = SourceGate::Failure::transient;
+        std::string error;
+        std::chrono::milliseconds delay{0};
+
+        static SlotClose release(const Source& source, std::int64_t lease) {
+            SlotClose c;
+            c.source = source;
+            c.lease = lease;
+            return c;
+        }
+        static SlotClose succeeded(const Source& source, std::int64_t lease, SourceGate::Success success) {
+            auto c = release(source, lease);
+            c.kind = Kind::success;
+            c.success = success;
+            return c;
+        }
+        static SlotClose failed(const Source& source, std::int64_t lease, SourceGate::Failure failure,
+                                std::string error, std::chrono::milliseconds delay) {
+            auto c = release(source, lease);
+            c.kind = Kind::failure;
+            c.failure = failure;
+            c.error = std::move(error);
+            c.delay = delay;
+            return c;
+        }
     };
+    void close_slot(SlotClose close);
+    void abandon_slot(const Source& source, std::int64_t lease);
+    void apply(const SlotClose& close);
     TurnReport record_failure(const Source& source, const SourceGate::Pass& pass, const FetchResult& result,
                               FailureClass failure);
 
@@ -117,7 +149,8 @@ private:
     IdlePolling idle_polling_;
     /// The soonest next request this worker set at a gate in the current pass.
     std::optional<std::chrono::milliseconds> soonest_due_in_;
-    std::optional<AbandonedSlot> abandoned_slot_;
+    std::optional<SlotClose> closing_;         ///< the close under way, if any
+    std::optional<SlotClose> abandoned_slot_;  ///< a close the database's going away cut short
     std::size_t pass_count_ = 0;
     std::size_t events_since_report_ = 0;
     Clock::time_point last_report_{};

@@ -42,7 +42,9 @@ public:
     enum class Failure { transient, throttled, failing };
 
     virtual ~SourceGate() = default;
-    /// Reserves the next request slot when the source is due.
+    /// Reserves the next request slot when the source is due. A slot is
+    /// closed once, by one of the three closes below; a second close under
+    /// the same lease (replayed after a lost connection) changes nothing.
     virtual Pass try_pass(const Source& source) = 0;
     /// Closes a reserved slot after a good fetch: failures are cleared, the
     /// empty streak grows by one when drained and is reset otherwise.

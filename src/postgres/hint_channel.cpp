@@ -92,6 +92,9 @@ HintChannel::HintChannel(std::string conninfo, Options options, StopSignal& stop
     : conninfo_(std::move(conninfo)), options_(std::move(options)), stop_(stop), state_(std::make_shared<State>()) {
     // A stop must end waits at once, and the thread's poll() too.
     stop_.on_stop([state = state_] {
+        // Under the mutex: a waiter between its check and its sleep would
+        // otherwise miss this and sleep its whole timeout.
+        { std::lock_guard<std::mutex> guard(state->mutex); }
         state->rung.notify_all();
         state->poke();
     });
@@ -99,8 +102,12 @@ HintChannel::HintChannel(std::string conninfo, Options options, StopSignal& stop
 }
 
 HintChannel::~HintChannel() {
-    done_ = true;
-    state_->poke();
+    {
+        std::lock_guard<std::mutex> guard(state_->mutex);
+        done_ = true;
+    }
+    state_->rung.notify_all();  // ends a reconnect pause at once
+    state_->poke();             // and a poll()
     thread_.join();
 }
 
@@ -145,8 +152,9 @@ void HintChannel::run() {
             // The loader or consumer reports outages; hints are best effort.
             spdlog::debug("hint channel: {}; reconnecting in {} ms", e.what(), pause.count());
         }
-        if (stop_.stop_requested() || done_) break;
-        stop_.wait_for(pause);
+        std::unique_lock<std::mutex> lock(state_->mutex);
+        if (state_->rung.wait_for(lock, pause, [this] { return stop_.stop_requested() || done_.load(); })) break;
+        lock.unlock();
         pause = std::min(pause * 2, std::chrono::milliseconds(10000));
     }
 }
@@ -174,7 +182,10 @@ void HintChannel::serve_one_connection() {
         if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
             throw std::runtime_error("poll failed on the hint connection");
         if (fds[1].revents) state_->drain();
-        if (fds[0].revents) connection.get_notifs();  // throws when the connection is gone
+        // Every time, not only when the socket says so: a notification that
+        // arrived during our own NOTIFY was read off the socket then, and
+        // waits in libpq's buffer. Throws when the connection is gone.
+        connection.get_notifs();
         if (std::chrono::steady_clock::now() < last_send + options_.coalesce) continue;
 
         std::vector<std::string> batch;

@@ -99,9 +99,9 @@ std::vector<std::string> Migrator::migrate() {
     return done;
 }
 
-void Migrator::require_current() {
+void Migrator::require_current(Needs needs) {
     try {
-        check_current();
+        check_current(needs);
     } catch (const pqxx::broken_connection& e) {
         throw DatabaseUnavailable(std::string("connection to PostgreSQL lost: ") + e.what());
     } catch (const pqxx::in_doubt_error& e) {
@@ -109,7 +109,7 @@ void Migrator::require_current() {
     }
 }
 
-void Migrator::check_current() {
+void Migrator::check_current(Needs needs) {
     auto connection = connect(conninfo_);
     pqxx::nontransaction tx(*connection);
     const auto current = tx.exec1("SELECT to_regclass('tributary.schema_migrations') IS NOT NULL")[0].as<bool>();
@@ -117,6 +117,7 @@ void Migrator::check_current() {
     if (version < latest(migrations_))
         throw std::runtime_error("the database schema is at version " + std::to_string(version) + ", this tributary needs " +
                                  std::to_string(latest(migrations_)) + ": run `tributary migrate` first");
+    if (needs == Needs::tables) return;
     const bool has_definitions =
         tx.exec1("SELECT to_regclass('tributary.schema_definitions') IS NOT NULL")[0].as<bool>();
     const auto recorded = has_definitions ? tx.exec(kDefinitionsDigest) : pqxx::result();

@@ -23,12 +23,17 @@ public:
     /// Throws when the database is newer than this binary.
     std::vector<std::string> migrate();
 
+    /// What a command needs of the database: the tables (the loader, whose
+    /// SQL lives in its adapters), or the sql/ definitions as well.
+    enum class Needs { tables, tables_and_definitions };
+
     /// Throws, telling the user to run `tributary migrate`, unless the
-    /// database has every migration and exactly the definitions this binary knows.
-    void require_current();
+    /// database has every migration (and, if needed, exactly the
+    /// definitions) this binary knows.
+    void require_current(Needs needs = Needs::tables_and_definitions);
 
 private:
-    void check_current();
+    void check_current(Needs needs);
 
     std::string conninfo_;
     const std::vector<SqlFile>& migrations_;

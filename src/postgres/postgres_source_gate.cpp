@@ -33,19 +33,20 @@ UPDATE tributary.gates
                                                       ::double precision / 1000),
        last_success_at = now(), failures = 0, state = 'ok', drained = $3,
        empty_streak = CASE WHEN $3 AND NOT coalesce(nudged_at >= last_request, false) THEN empty_streak + 1 ELSE 0 END,
-       backlog = $4
- WHERE source_id = $1 AND lease = $5)sql";
+       backlog = $4, closed_lease = $5
+ WHERE source_id = $1 AND lease = $5 AND closed_lease <> $5)sql";
 
 constexpr const char* kReleaseSql = R"sql(
 UPDATE tributary.gates
-   SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000)
- WHERE source_id = $1 AND lease = $3)sql";
+   SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000), closed_lease = $3
+ WHERE source_id = $1 AND lease = $3 AND closed_lease <> $3)sql";
 
 constexpr const char* kFailureSql = R"sql(
 UPDATE tributary.gates
    SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
-       failures = failures + 1, state = $3, last_error = $4, last_error_at = now(), drained = false
- WHERE source_id = $1 AND lease = $5)sql";
+       failures = failures + 1, state = $3, last_error = $4, last_error_at = now(), drained = false,
+       closed_lease = $5
+ WHERE source_id = $1 AND lease = $5 AND closed_lease <> $5)sql";
 
 constexpr std::chrono::milliseconds kLeaseMargin{5000};
 

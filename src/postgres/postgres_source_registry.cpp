@@ -29,6 +29,16 @@ UPDATE tributary.gates g
  WHERE s.name = $1 AND g.source_id = s.id
 RETURNING g.source_id)sql";
 
+// For `run --until-idle`: every source waiting out an idle pause becomes due
+// as a nudge would make it (one interval after its last answer), so that a
+// catch-up run asks each source rather than trusting an old empty answer.
+constexpr const char* kWakeIdleSql = R"sql(
+UPDATE tributary.gates g
+   SET next_allowed_at = greatest(now(), g.last_success_at + s.interval_ms * interval '1 ms')
+  FROM tributary.sources s
+ WHERE g.source_id = s.id AND s.enabled AND g.failures = 0 AND g.last_success_at >= g.last_request
+   AND g.next_allowed_at > greatest(now(), g.last_success_at + s.interval_ms * interval '1 ms'))sql";
+
 /// Source changes reach running loaders at commit (a hint, see control_channel.h).
 void tell_loaders(pqxx::transaction_base& tx) {
     tx.exec_params("SELECT pg_notify($1, 'sources')", kControlChannel);
@@ -101,6 +111,13 @@ std::optional<T> optional_field(const pqxx::field& field) {
 PostgresSourceRegistry::PostgresSourceRegistry(PostgresSession& session) : session_(session) {
     session_.prepare(kSchedule, kScheduleSql);
     session_.prepare(kNudge, kNudgeSql);
+}
+
+std::size_t PostgresSourceRegistry::wake_idle_sources() {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        return static_cast<std::size_t>(tx.exec(kWakeIdleSql).affected_rows());
+    });
 }
 
 bool PostgresSourceRegistry::nudge(const std::string& name) {

@@ -36,6 +36,9 @@ public:
     /// The source says it has new events: ask it as soon as its gate allows
     /// (see kNudgeSql), and wake the loaders. false: no source of that name.
     bool nudge(const std::string& name);
+    /// Makes every source that waits out an idle pause due as soon as its
+    /// gate allows (for `run --until-idle`); returns how many.
+    std::size_t wake_idle_sources();
 
 private:
     PostgresSession& session_;

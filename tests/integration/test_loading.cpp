@@ -131,3 +131,16 @@ TEST_CASE("paused sources are not asked; resumed ones catch up") {
     run_tributary(db.url(), {"run", "--until-idle"});
     check_exactly_once(db, server, source_name(1));
 }
+
+TEST_CASE("--until-idle asks a source that waits out an idle pause instead of trusting its old empty answer") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "it.src-", "--backlog", "30"});
+    add_sources(db, server, 1);
+    // As if asked 2 s ago, empty five times in a row: idle for another 25 s.
+    db.exec("UPDATE tributary.gates SET last_request = now() - interval '2 s', last_success_at = now() - interval "
+            "'1.9 s', drained = true, empty_streak = 5, next_allowed_at = now() + interval '25 s'");
+    const auto start = std::chrono::steady_clock::now();
+    run_tributary(db.url(), {"run", "--until-idle"});
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    check_exactly_once(db, server, source_name(0));
+}

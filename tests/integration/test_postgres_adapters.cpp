@@ -339,6 +339,21 @@ TEST_CASE("a stale lease cannot close a newer reservation (a zombie cannot short
     CHECK(zombie.try_pass(source).decision == SourceGate::Decision::not_due);
 }
 
+TEST_CASE("a slot closes once: a close replayed after a lost connection changes nothing") {
+    TestDatabase db;
+    auto source = registered(db, "gate.replay");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceGate gate(session);
+    const auto pass = gate.try_pass(source);
+    gate.record_failure(source, pass.lease, SourceGate::Failure::throttled, "HTTP 429", 30s);
+    const auto until = db.scalar("SELECT next_allowed_at FROM tributary.gates");
+    gate.record_failure(source, pass.lease, SourceGate::Failure::throttled, "HTTP 429", 30s);
+    gate.release_slot(source, pass.lease);
+    gate.record_success(source, pass.lease, {false, std::nullopt, source.interval});
+    CHECK(db.scalar("SELECT failures || state FROM tributary.gates") == "1throttled");
+    CHECK(db.scalar("SELECT next_allowed_at FROM tributary.gates") == until);
+}
+
 TEST_CASE("hostile error texts are stored safely") {
     TestDatabase db;
     const auto source = registered(db, "gate.text");

@@ -39,7 +39,8 @@ SourceGate::Pass FakeSourceGate::try_pass(const Source& source) {
 
 void FakeSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
     Row& row = rows[source.id];
-    if (lease != row.lease) return;
+    if (lease != row.lease || lease == row.closed_lease) return;
+    row.closed_lease = lease;
     row.drained = success.drained;
     row.empty_streak = success.drained ? row.empty_streak + 1 : 0;
     row.backlog = success.backlog;
@@ -50,20 +51,31 @@ void FakeSourceGate::record_success(const Source& source, std::int64_t lease, co
 }
 
 void FakeSourceGate::release_slot(const Source& source, std::int64_t lease) {
-    if (lease != rows[source.id].lease) return;
-    rows[source.id].next_allowed = clock_.now() + source.interval;
+    Row& row = rows[source.id];
+    if (lease != row.lease || lease == row.closed_lease) return;
+    row.closed_lease = lease;
+    row.next_allowed = clock_.now() + source.interval;
 }
 
 void FakeSourceGate::record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                                     std::chrono::milliseconds delay) {
+    if (lose_next_close == CloseLoss::before) {
+        lose_next_close = CloseLoss::none;
+        throw DatabaseUnavailable("fake: connection lost before the close");
+    }
     Row& row = rows[source.id];
-    if (lease != row.lease) return;
+    if (lease != row.lease || lease == row.closed_lease) return;
+    row.closed_lease = lease;
     row.next_allowed = clock_.now() + delay;
     ++row.failures;
     row.drained = false;
     row.state = kind == Failure::failing ? "failing" : kind == Failure::throttled ? "throttled" : "transient";
     row.last_error = error;
     ++failures;
+    if (lose_next_close == CloseLoss::after) {
+        lose_next_close = CloseLoss::none;
+        throw DatabaseUnavailable("fake: connection lost after the close committed");
+    }
 }
 
 EventStore::AppendResult FakeEventStore::append(int source_id, std::int64_t expected_cursor, const EventBatch& batch) {

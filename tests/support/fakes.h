@@ -72,11 +72,15 @@ public:
         int empty_streak = 0;
         std::optional<std::int64_t> backlog;
         std::int64_t lease = 0;
+        std::int64_t closed_lease = 0;
         std::string state = "ok";
         std::string last_error;
     };
     std::map<int, Row> rows;
     int passes = 0, successes = 0, failures = 0;
+    /// The next record_failure loses its connection: before it commits, or
+    /// after (its outcome unknown to the caller).
+    enum class CloseLoss { none, before, after } lose_next_close = CloseLoss::none;
 
 private:
     const Clock& clock_;

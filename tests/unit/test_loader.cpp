@@ -279,6 +279,20 @@ TEST_CASE("a slot reserved when the database went away is closed once it is back
     CHECK(next.stored == 1);
 }
 
+TEST_CASE("a failure's backoff survives the connection dying while it is recorded") {
+    using Loss = FakeSourceGate::CloseLoss;
+    for (const auto loss : {Loss::before, Loss::after}) {
+        Rig rig;
+        rig.fetcher.scripted[1].push_back(FetchResult::failure(FetchResult::Status::throttled, "HTTP 429", 30s));
+        rig.gate.lose_next_close = loss;
+        CHECK_THROWS_AS(rig.loader.run_once(), DatabaseUnavailable);
+        rig.loader.run_once();  // the database answers: the same close, replayed once
+        CHECK(rig.gate.rows[1].next_allowed >= rig.clock.now() + 29s);  // Retry-After kept
+        CHECK(rig.gate.rows[1].failures == 1);                           // counted once
+        CHECK(rig.gate.rows[1].state == "throttled");
+    }
+}
+
 TEST_CASE("a source another worker found empty a moment ago counts as caught up") {
     Rig rig;
     rig.fetcher.produce(1, 1, 5);
