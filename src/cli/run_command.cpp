@@ -44,8 +44,8 @@ struct RunOptions {
     std::string metrics_addr;
     std::size_t max_rss_mb = 0;
     bool poll_only = false;
-    std::string idle_poll_max = "30s";
-    std::chrono::milliseconds idle_poll_cap{30000};  ///< idle_poll_max, parsed
+    std::string idle_poll_max = "60s";
+    std::chrono::milliseconds idle_poll_cap{60000};  ///< idle_poll_max, parsed
 };
 
 /// A loop that has done nothing at all for this long is stuck (the longest

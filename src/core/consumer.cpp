@@ -1,5 +1,7 @@
 #include "consumer.h"
 
+#include <memory>
+
 #include <thread>
 #include <vector>
 
@@ -15,8 +17,8 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-/// How often the supervising thread looks at the workers and the clock.
-constexpr std::chrono::milliseconds kSupervisionTick{50};
+/// How often the supervising thread looks at the workers during a shutdown.
+constexpr std::chrono::milliseconds kShutdownTick{10};
 
 /// A handler's error (often a command's stderr) on one log line, ending
 /// with its last words, which usually say most.
@@ -54,13 +56,18 @@ bool Consumer::run() {
                  options_.concurrency, options_.batch_size, options_.lease.count(),
                  options_.until_idle ? ", until idle" : "");
     std::atomic<int> running{options_.concurrency};
+    // Wakes the supervisor when the last worker ends or a stop comes, so an
+    // idle consumer has no timer of its own (shared: the stop hook may run
+    // after this returns).
+    auto settled = std::make_shared<StopSignal>();
+    stop_.on_stop([settled] { settled->request_stop(); });
     std::vector<std::thread> workers;
     for (int i = 0; i < options_.concurrency; ++i)
         workers.emplace_back([&] {
             work(heartbeat, outages);
-            --running;
+            if (--running == 0) settled->request_stop();
         });
-    wait_for_workers(running);
+    wait_for_workers(running, *settled);
     for (auto& w : workers) w.join();
 
     const auto t = totals();
@@ -71,16 +78,19 @@ bool Consumer::run() {
     return !fatal_;
 }
 
-void Consumer::wait_for_workers(std::atomic<int>& running) {
+void Consumer::wait_for_workers(std::atomic<int>& running, const StopSignal& settled) {
     std::uint64_t events_seen = 0;
     auto last_report = steady::now();
-    while (running > 0 && !stop_.wait_for(kSupervisionTick)) report_progress(events_seen, last_report);
+    while (running > 0 && !stop_.stop_requested()) {
+        settled.wait_for(options_.progress_every);
+        report_progress(events_seen, last_report);
+    }
     if (running == 0) return;
     // Stopped: no worker reads any more; those with a batch in hand finish it.
     const auto deadline = steady::now() + options_.shutdown_timeout;
     spdlog::info("{} stopping: no more reads; waiting up to {} ms for the batches in hand", context_,
                  options_.shutdown_timeout.count());
-    while (running > 0 && steady::now() < deadline) std::this_thread::sleep_for(kSupervisionTick / 5);
+    while (running > 0 && steady::now() < deadline) std::this_thread::sleep_for(kShutdownTick);
     if (running == 0) return;
     spdlog::warn("{} shutdown timeout over: abandoning the batches still in hand; they come back after their lease",
                  context_);

@@ -83,7 +83,7 @@ private:
     void settle(GroupLog& log, OutageLog& outages, const LeasedBatch& batch, const HandlerResult& result,
                 const Heartbeat::Ticket& lease);
     void count(const LeasedBatch& batch, const HandlerResult& result, bool settled);
-    void wait_for_workers(std::atomic<int>& running);
+    void wait_for_workers(std::atomic<int>& running, const StopSignal& settled);
     void report_progress(std::uint64_t& events_seen, std::chrono::steady_clock::time_point& last);
 
     Ports ports_;

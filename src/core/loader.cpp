@@ -166,7 +166,7 @@ void Loader::abandon_slot(const Source& source, std::int64_t lease) {
 TurnReport Loader::fetch_and_store(const Source& source, const SourceGate::Pass& pass,
                                    Clock::time_point passed_at) {
     // From here on a request slot is reserved at the gate; every path closes it.
-    const std::int64_t cursor = ports_.store.cursor(source.id);
+    const std::int64_t cursor = pass.cursor ? *pass.cursor : ports_.store.cursor(source.id);
     const auto fetch_start = ports_.clock.now();
     if (fetch_start - passed_at > options_.max_start_delay) {
         // Our lease may have run out and the source be someone else's now: a

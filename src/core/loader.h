@@ -49,7 +49,7 @@ struct LoaderOptions {
     /// once it has been due this long (its owner is busy).
     std::chrono::milliseconds take_over_after{250};
     /// Empty answers in a row stretch a source's pause up to this.
-    std::chrono::milliseconds idle_poll_cap{30000};
+    std::chrono::milliseconds idle_poll_cap{60000};
     /// Pause after the database became unreachable, doubling up to the cap.
     std::chrono::milliseconds outage_min{500};
     std::chrono::milliseconds outage_max{10000};

@@ -30,6 +30,10 @@ public:
         /// worker that stalled past it while another took the source) does
         /// nothing, so a zombie cannot shorten someone else's lease.
         std::int64_t lease = 0;
+        /// The source's cursor, read after the slot was reserved, when the
+        /// gate can tell it in the same round trip (else the loader asks
+        /// the store).
+        std::optional<std::int64_t> cursor;
     };
 
     /// How a good fetch went, and when the source may be asked next.

@@ -9,8 +9,10 @@ constexpr const char* kSuccess = "tributary_gate_success";
 constexpr const char* kFailure = "tributary_gate_failure";
 constexpr const char* kRelease = "tributary_gate_release";
 
-// One statement decides and, when due, claims: the CTE claims the slot; the
-// second branch reports why not (a row always exists for a source).
+// One statement decides and, when due, claims: the CTE claims the slot and
+// reads the cursor (saving the loader a round trip; the statement starts
+// after the source's lock was taken, so it sees every batch committed
+// before); the second branch reports why not (a row always exists).
 constexpr const char* kTryPassSql = R"sql(
 WITH claimed AS (
     UPDATE tributary.gates
@@ -19,9 +21,11 @@ WITH claimed AS (
            lease = lease + 1
      WHERE source_id = $1 AND next_allowed_at <= now()
  RETURNING failures, drained, lease, empty_streak)
-SELECT true, failures, drained, lease, empty_streak FROM claimed
+SELECT true, failures, drained, lease, empty_streak,
+       (SELECT last_event_id FROM tributary.cursors WHERE source_id = $1)
+  FROM claimed
 UNION ALL
-SELECT false, failures, drained, lease, empty_streak FROM tributary.gates
+SELECT false, failures, drained, lease, empty_streak, NULL FROM tributary.gates
  WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
 
 // A nudge that came while the request was in flight (nudged_at after
@@ -88,7 +92,7 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         const auto rows = tx.exec_prepared(kTryPass, source.id, lease.count());
-        if (rows.empty()) return Pass{Decision::not_due, 0, false, 0, 0};  // source removed meanwhile
+        if (rows.empty()) return Pass{};  // source removed meanwhile: not due
         const bool passed = rows[0][0].as<bool>();
         Pass pass;
         pass.consecutive_failures = rows[0][1].as<int>();
@@ -97,6 +101,7 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
         if (passed) {
             pass.decision = Decision::pass;
             pass.lease = rows[0][3].as<std::int64_t>();
+            if (!rows[0][5].is_null()) pass.cursor = rows[0][5].as<std::int64_t>();
         } else {
             pass.decision = pass.consecutive_failures > 0 ? Decision::backing_off : Decision::not_due;
         }

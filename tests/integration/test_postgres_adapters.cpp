@@ -165,6 +165,7 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
 
     const auto one = first.try_pass(source);
     CHECK(one.decision == SourceGate::Decision::pass);
+    CHECK(one.cursor == std::optional<std::int64_t>(0));  // read in the same round trip
     // In flight: nobody else may ask, for up to the timeout.
     CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
     first.record_success(source, one.lease, {false, std::nullopt, source.interval});

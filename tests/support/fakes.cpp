@@ -31,10 +31,11 @@ SourceGate::Pass FakeSourceGate::try_pass(const Source& source) {
     Row& row = rows[source.id];
     if (clock_.now() < row.next_allowed)
         return {row.failures > 0 ? Decision::backing_off : Decision::not_due, row.failures, row.drained,
-                row.empty_streak, 0};
+                row.empty_streak, 0, std::nullopt};
     row.next_allowed = clock_.now() + source.endpoint.timeout + source.interval;
     ++passes;
-    return {Decision::pass, row.failures, row.drained, row.empty_streak, ++row.lease};
+    // No cursor: the loader asks the store, as with a gate that cannot tell.
+    return {Decision::pass, row.failures, row.drained, row.empty_streak, ++row.lease, std::nullopt};
 }
 
 void FakeSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
