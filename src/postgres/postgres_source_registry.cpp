@@ -194,7 +194,9 @@ void PostgresSourceRegistry::remove(const std::string& name) {
         pqxx::work tx(c);
         const auto found = tx.exec_params(
             "SELECT s.id, c.events_stored FROM tributary.sources s JOIN tributary.cursors c ON c.source_id = s.id"
-            " WHERE s.name = $1 FOR UPDATE OF s",
+            // The cursor row too: a batch being stored holds it, and we must
+            // see its count once it is done.
+            " WHERE s.name = $1 FOR UPDATE OF s, c",
             name);
         if (found.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
         const auto id = found[0][0].as<int>();

@@ -409,3 +409,44 @@ TEST_CASE("payloads round-trip byte for byte through COPY: escapes, non-ASCII, b
     }
     CHECK(db.scalar("SELECT payload->>'big' FROM tributary.events WHERE event_id = 2") == "12345678901234567890123");
 }
+
+TEST_CASE("a source with stored events cannot be removed, not even by hand or while its first batch commits") {
+    TestDatabase db;
+    const auto empty = registered(db, "remove.empty");
+    const auto full = registered(db, "remove.full");
+    const auto racing = registered(db, "remove.racing");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceRegistry registry(session);
+    postgres::PostgresEventStore store(session);
+    REQUIRE(store.append(full.id, 0, batch(1, 3)) == EventStore::AppendResult::appended);
+
+    CHECK_NOTHROW(registry.remove("remove.empty"));
+    CHECK_THROWS_WITH(registry.remove("remove.full"), Catch::Contains("never deletes events"));
+    // By hand, the trigger says so (no foreign key any more: see migration 0005).
+    CHECK_THROWS_WITH(db.exec("DELETE FROM tributary.sources WHERE name = 'remove.full'"),
+                      Catch::Contains("never deletes events"));
+
+    // A batch being stored (cursor moved, rows in, not committed) while the source is removed.
+    pqxx::connection loader(db.url());
+    pqxx::work batch_tx(loader);
+    batch_tx.exec("UPDATE tributary.cursors SET last_event_id = 2, events_stored = 2 WHERE source_id = " +
+                  std::to_string(racing.id));
+    batch_tx.exec("INSERT INTO tributary.events (source_id, event_id, payload) VALUES (" + std::to_string(racing.id) +
+                  ", 1, '{}'), (" + std::to_string(racing.id) + ", 2, '{}')");
+    std::string removal_error;
+    std::thread remover([&] {
+        try {
+            postgres::PostgresSession other(db.url());
+            postgres::PostgresSourceRegistry(other).remove("remove.racing");
+        } catch (const std::exception& e) {
+            removal_error = e.what();
+        }
+    });
+    std::this_thread::sleep_for(300ms);  // the removal waits on the cursor row
+    batch_tx.commit();
+    remover.join();
+    CHECK_THAT(removal_error, Catch::Contains("never deletes events"));
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events e LEFT JOIN tributary.sources s ON s.id = e.source_id"
+                    " WHERE s.id IS NULL") == "0");
+    (void)empty;
+}
