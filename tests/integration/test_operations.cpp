@@ -21,20 +21,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// Waits until the child's stderr matches `pattern`; returns the first group.
-std::string wait_for_log(const ChildProcess& child, const std::string& pattern, std::chrono::seconds timeout = 20s) {
-    const std::regex re(pattern);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-        std::smatch match;
-        const auto err = child.err();
-        if (std::regex_search(err, match, re)) return match.size() > 1 ? match[1].str() : match[0].str();
-        std::this_thread::sleep_for(50ms);
-    }
-    FAIL("no log line matching " << pattern << " in:\n" << child.err());
-    return {};
-}
-
 struct Scrape {
     int status = 0;
     std::string body;

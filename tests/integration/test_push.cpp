@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -25,19 +24,6 @@ namespace {
 std::int64_t now_us() {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-std::string wait_for_log(const ChildProcess& child, const std::string& pattern, std::chrono::seconds timeout = 20s) {
-    const std::regex re(pattern);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-        std::smatch match;
-        const auto err = child.err();
-        if (std::regex_search(err, match, re)) return match.size() > 1 ? match[1].str() : match[0].str();
-        std::this_thread::sleep_for(20ms);
-    }
-    FAIL("no log line matching " << pattern << " in:\n" << child.err());
-    return {};
 }
 
 /// Arrival times (µs, wall clock) of the requests a source received.

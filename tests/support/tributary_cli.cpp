@@ -1,6 +1,8 @@
 #include "support/tributary_cli.h"
 
+#include <regex>
 #include <stdexcept>
+#include <thread>
 
 namespace tributary::testing {
 
@@ -19,6 +21,18 @@ Completed run_tributary(const std::string& db, std::vector<std::string> args, in
                                  std::to_string(expected_code) + "; stderr: " + done.err);
     }
     return done;
+}
+
+std::string wait_for_log(const ChildProcess& child, const std::string& pattern, std::chrono::milliseconds timeout) {
+    const std::regex re(pattern);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::smatch match;
+        const auto err = child.err();
+        if (std::regex_search(err, match, re)) return match.size() > 1 ? match[1].str() : match[0].str();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    throw std::runtime_error("no log line matching " + pattern + " in:\n" + child.err());
 }
 
 nlohmann::json status_by_name(const std::string& db) {
