@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proxy.h"
+#include "common/exception_text.h"
 
 namespace tributary::fault_proxy {
 namespace {
@@ -85,13 +86,7 @@ void install_control_routes(httplib::Server& server, Proxy& proxy) {
     return httplib::Server::HandlerResponse::Handled;
   });
   server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "internal error";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
+    const std::string what = tools::exception_text(ep);
     reply(res, 500, {{"error", what}});
   });
 

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string_view>
 
+#include "common/long_options.h"
+
 namespace tributary::fault_proxy {
 namespace {
 
@@ -38,61 +40,32 @@ std::string usage_text() {
 ParseResult parse_options(int argc, const char* const* argv) {
   ParseResult result;
   Options& o = result.options;
-  auto fail = [&](std::string message) {
-    result.error = std::move(message);
-    return result;
-  };
   bool have_target_port = false;
-
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-      return result;
-    }
-    if (arg == "--verbose" || arg == "-v") {
-      o.verbose = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0) return fail("unexpected argument '" + arg + "'");
-
-    std::string name = arg;
-    std::optional<std::string> value;
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
-    if (name != "--listen-port" && name != "--target-host" && name != "--target-port" &&
-        name != "--control-port") {
-      return fail("unknown option '" + name + "'");
-    }
-    if (!value) {
-      if (i + 1 >= argc) return fail("option " + name + " needs a value");
-      value = argv[++i];
-    }
-    const std::string& v = *value;
-
-    if (name == "--target-host") {
-      if (v.empty()) return fail("--target-host must not be empty");
-      o.target_host = v;
-      continue;
-    }
-    const int lo = name == "--target-port" ? 1 : 0;
-    auto port = parse_port(v, lo);
-    if (!port) {
-      return fail("invalid value '" + v + "' for " + name + ": expected an integer from " + std::to_string(lo) +
-                  " to 65535");
-    }
-    if (name == "--listen-port") {
-      o.listen_port = *port;
-    } else if (name == "--control-port") {
-      o.control_port = *port;
-    } else {
-      o.target_port = *port;
-      have_target_port = true;
-    }
-  }
-  if (!have_target_port) return fail("--target-port is required");
+  result.error = tools::walk_long_options(
+      argc, argv, {"--listen-port", "--target-host", "--target-port", "--control-port"}, o.help, o.verbose,
+      [&](const std::string& name, const std::string& v) -> std::string {
+        if (name == "--target-host") {
+          if (v.empty()) return "--target-host must not be empty";
+          o.target_host = v;
+          return {};
+        }
+        const int lo = name == "--target-port" ? 1 : 0;
+        auto port = parse_port(v, lo);
+        if (!port) {
+          return "invalid value '" + v + "' for " + name + ": expected an integer from " + std::to_string(lo) +
+                 " to 65535";
+        }
+        if (name == "--listen-port") {
+          o.listen_port = *port;
+        } else if (name == "--control-port") {
+          o.control_port = *port;
+        } else {
+          o.target_port = *port;
+          have_target_port = true;
+        }
+        return {};
+      });
+  if (result.error.empty() && !o.help && !have_target_port) result.error = "--target-port is required";
   return result;
 }
 

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "common/long_options.h"
+
 namespace tributary::source_server {
 namespace {
 
@@ -86,88 +88,65 @@ ParseResult parse_options(int argc, const char* const* argv) {
   };
   std::vector<std::pair<std::string, std::string>> fault_args;
 
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-      return result;
-    }
-    if (arg == "--verbose" || arg == "-v") {
-      o.verbose = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0) return fail("unexpected argument '" + arg + "'");
+  result.error = tools::walk_long_options(
+      argc, argv,
+      {"--host", "--port", "--sources", "--prefix", "--backlog", "--rate", "--max-events", "--payload-bytes",
+       "--fault", "--threads"},
+      o.help, o.verbose, [&](const std::string& name, const std::string& v) -> std::string {
+        auto int_in = [&](std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
+          auto n = parse_int(v);
+          if (!n || *n < lo || *n > hi) return std::nullopt;
+          return n;
+        };
+        auto range_error = [&](std::int64_t lo, std::int64_t hi) {
+          return "invalid value '" + v + "' for " + name + ": expected an integer from " + std::to_string(lo) +
+                 " to " + std::to_string(hi);
+        };
 
-    std::string name = arg;
-    std::optional<std::string> value;
-    if (auto eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
-    static const char* const kValued[] = {"--host",  "--port",        "--sources",       "--prefix",
-                                          "--backlog", "--rate",       "--max-events",    "--payload-bytes",
-                                          "--fault", "--threads"};
-    bool known = false;
-    for (const char* k : kValued) known = known || name == k;
-    if (!known) return fail("unknown option '" + name + "'");
-    if (!value) {
-      if (i + 1 >= argc) return fail("option " + name + " needs a value");
-      value = argv[++i];
-    }
-    const std::string& v = *value;
-
-    auto int_in = [&](std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
-      auto n = parse_int(v);
-      if (!n || *n < lo || *n > hi) return std::nullopt;
-      return n;
-    };
-    auto range_error = [&](std::int64_t lo, std::int64_t hi) {
-      return fail("invalid value '" + v + "' for " + name + ": expected an integer from " +
-                  std::to_string(lo) + " to " + std::to_string(hi));
-    };
-
-    if (name == "--host") {
-      if (v.empty()) return fail("--host must not be empty");
-      o.host = v;
-    } else if (name == "--port") {
-      auto n = int_in(0, 65535);
-      if (!n) return range_error(0, 65535);
-      o.port = static_cast<int>(*n);
-    } else if (name == "--sources") {
-      auto n = int_in(0, kMaxSources);
-      if (!n) return range_error(0, kMaxSources);
-      o.sources = *n;
-    } else if (name == "--prefix") {
-      for (char c : v) {
-        if (!is_name_char(c)) return fail("invalid --prefix '" + v + "': only [A-Za-z0-9._-] allowed");
-      }
-      o.prefix = v;
-    } else if (name == "--backlog") {
-      auto n = int_in(0, std::int64_t{1} << 40);
-      if (!n) return range_error(0, std::int64_t{1} << 40);
-      o.backlog = *n;
-    } else if (name == "--rate") {
-      auto r = parse_double(v);
-      if (!r || *r < 0 || *r > 1e7) return fail("invalid value '" + v + "' for --rate: expected a number from 0 to 1e7");
-      o.rate = *r;
-    } else if (name == "--max-events") {
-      auto n = int_in(0, std::int64_t{1} << 40);
-      if (!n) return range_error(0, std::int64_t{1} << 40);
-      o.max_events = *n;
-    } else if (name == "--payload-bytes") {
-      auto n = int_in(0, kMaxPayloadBytes);
-      if (!n) return range_error(0, kMaxPayloadBytes);
-      o.payload_bytes = static_cast<std::size_t>(*n);
-    } else if (name == "--threads") {
-      auto n = int_in(1, kMaxThreads);
-      if (!n) return range_error(1, kMaxThreads);
-      o.threads = static_cast<int>(*n);
-    } else if (name == "--fault") {
-      auto eq = v.rfind('=');
-      if (eq == std::string::npos || eq == 0) return fail("invalid --fault '" + v + "': expected NAME=MODE");
-      fault_args.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-    }
-  }
+        if (name == "--host") {
+          if (v.empty()) return "--host must not be empty";
+          o.host = v;
+        } else if (name == "--port") {
+          auto n = int_in(0, 65535);
+          if (!n) return range_error(0, 65535);
+          o.port = static_cast<int>(*n);
+        } else if (name == "--sources") {
+          auto n = int_in(0, kMaxSources);
+          if (!n) return range_error(0, kMaxSources);
+          o.sources = *n;
+        } else if (name == "--prefix") {
+          for (char c : v) {
+            if (!is_name_char(c)) return "invalid --prefix '" + v + "': only [A-Za-z0-9._-] allowed";
+          }
+          o.prefix = v;
+        } else if (name == "--backlog") {
+          auto n = int_in(0, std::int64_t{1} << 40);
+          if (!n) return range_error(0, std::int64_t{1} << 40);
+          o.backlog = *n;
+        } else if (name == "--rate") {
+          auto r = parse_double(v);
+          if (!r || *r < 0 || *r > 1e7) return "invalid value '" + v + "' for --rate: expected a number from 0 to 1e7";
+          o.rate = *r;
+        } else if (name == "--max-events") {
+          auto n = int_in(0, std::int64_t{1} << 40);
+          if (!n) return range_error(0, std::int64_t{1} << 40);
+          o.max_events = *n;
+        } else if (name == "--payload-bytes") {
+          auto n = int_in(0, kMaxPayloadBytes);
+          if (!n) return range_error(0, kMaxPayloadBytes);
+          o.payload_bytes = static_cast<std::size_t>(*n);
+        } else if (name == "--threads") {
+          auto n = int_in(1, kMaxThreads);
+          if (!n) return range_error(1, kMaxThreads);
+          o.threads = static_cast<int>(*n);
+        } else if (name == "--fault") {
+          auto eq = v.rfind('=');
+          if (eq == std::string::npos || eq == 0) return "invalid --fault '" + v + "': expected NAME=MODE";
+          fault_args.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+        }
+        return {};
+      });
+  if (!result.error.empty() || o.help) return result;
 
   // Checked last: they depend on --prefix and --sources wherever those appear.
   if (o.prefix.size() + std::to_string(o.sources > 0 ? o.sources - 1 : 0).size() > kMaxNameLength) {

@@ -8,6 +8,7 @@
 #include "fault_responses.h"
 #include "request_arrival.h"
 #include "wall_clock.h"
+#include "common/exception_text.h"
 
 namespace tributary::source_server {
 namespace {
@@ -180,13 +181,7 @@ void install_routes(httplib::Server& server, ServerContext& ctx) {
   server.Post(R"(/_fault/([^/]+))",
               [&ctx](const httplib::Request& req, httplib::Response& res) { set_fault(ctx, req.matches[1].str(), req, res); });
   server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "internal error";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
+    const std::string what = tools::exception_text(ep);
     json_error(res, 500, what);
   });
 }
