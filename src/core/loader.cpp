@@ -95,7 +95,7 @@ Loader::Loader(Ports ports, LoaderOptions options, const StopSignal& stop, Loade
 
 PassSummary Loader::run_once() {
     close_abandoned_slot();
-    auto schedule = ports_.catalog.schedule({options_.worker_index, options_.worker_count, options_.take_over_after});
+    auto schedule = ports_.catalog.schedule(share());
     PassSummary summary;
     summary.pending = schedule.pending;
     summary.next_due_in = schedule.next_due_in;
@@ -275,9 +275,9 @@ std::vector<const Source*> Loader::visiting_order(const SourceSchedule& schedule
     // Our own sources first, earliest due first; then those taken over from
     // busy workers, from a different place each pass, so that several
     // helpers spread over them rather than all starting at the same one.
-    const ScheduleShare share{options_.worker_index, options_.worker_count, options_.take_over_after};
+    const auto mine = share();
     std::vector<const Source*> own, others;
-    for (const auto& source : schedule.due) (share.owns(source.id) ? own : others).push_back(&source);
+    for (const auto& source : schedule.due) (mine.owns(source.id) ? own : others).push_back(&source);
     if (!others.empty())
         std::rotate(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(pass_count_++ % others.size()),
                     others.end());

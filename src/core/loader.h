@@ -99,6 +99,8 @@ private:
     void note_next_due(std::chrono::milliseconds pause);
     void close_abandoned_slot();
     std::vector<const Source*> visiting_order(const SourceSchedule& schedule);
+    /// This worker's part of the due sources.
+    ScheduleShare share() const { return {options_.worker_index, options_.worker_count, options_.take_over_after}; }
 
     /// How a reserved gate slot is to be closed. Kept while the close is
     /// under way: if the database goes away meanwhile, the same close is
