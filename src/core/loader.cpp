@@ -12,19 +12,6 @@ namespace tributary {
 
 namespace {
 
-/// Releases a source lock on every path out of a source's turn.
-class HeldLock {
-public:
-    HeldLock(SourceLock& lock, int source_id) : lock_(lock), source_id_(source_id) {}
-    ~HeldLock() { lock_.release(source_id_); }
-    HeldLock(const HeldLock&) = delete;
-    HeldLock& operator=(const HeldLock&) = delete;
-
-private:
-    SourceLock& lock_;
-    int source_id_;
-};
-
 FailureClass failure_class(FetchResult::Cause cause) {
     switch (cause) {
         case FetchResult::Cause::http_status: return FailureClass::http_status;
@@ -125,15 +112,17 @@ PassSummary Loader::run_once() {
 }
 
 TurnReport Loader::load_source(const Source& source) {
-    if (!ports_.lock.try_acquire(source.id)) return {SourceOutcome::locked};
-    HeldLock held(ports_.lock, source.id);
-
     const auto pass = ports_.gate.try_pass(source);
-    // Asked lately, by any worker of any process, and it had nothing then:
-    // as good as asked now, for deciding that everything is loaded.
-    if (pass.decision == SourceGate::Decision::not_due)
-        return {pass.drained ? SourceOutcome::empty : SourceOutcome::not_due};
-    if (pass.decision == SourceGate::Decision::backing_off) return {SourceOutcome::backing_off};
+    switch (pass.decision) {
+        case SourceGate::Decision::locked: return {SourceOutcome::locked};
+        // Asked lately, by any worker of any process, and it had nothing then:
+        // as good as asked now, for deciding that everything is loaded.
+        case SourceGate::Decision::not_due: return {pass.drained ? SourceOutcome::empty : SourceOutcome::not_due};
+        case SourceGate::Decision::backing_off: return {SourceOutcome::backing_off};
+        case SourceGate::Decision::pass: break;
+    }
+    // From here on this worker holds the source; every path closes the slot,
+    // and the close lets the lock go.
     const auto passed_at = ports_.clock.now();
     try {
         return fetch_and_store(source, pass, passed_at);
@@ -272,17 +261,18 @@ void Loader::report_progress(const PassSummary& summary) {
 }
 
 std::vector<const Source*> Loader::visiting_order(const SourceSchedule& schedule) {
-    // Our own sources first, earliest due first; then those taken over from
-    // busy workers, from a different place each pass, so that several
-    // helpers spread over them rather than all starting at the same one.
+    // Our own sources, earliest due first. Only a worker with none of its
+    // own due helps busy ones, from a different place each pass so that
+    // several helpers spread out: a worker that is busy itself would only
+    // race the owners (when all are overloaded, every source is overdue),
+    // and by the time it got there its schedule would be stale.
     const auto mine = share();
     std::vector<const Source*> own, others;
     for (const auto& source : schedule.due) (mine.owns(source.id) ? own : others).push_back(&source);
-    if (!others.empty())
-        std::rotate(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(pass_count_++ % others.size()),
-                    others.end());
-    own.insert(own.end(), others.begin(), others.end());
-    return own;
+    if (!own.empty() || others.empty()) return own;
+    std::rotate(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(pass_count_++ % others.size()),
+                others.end());
+    return others;
 }
 
 void Loader::close_slot(SlotClose close) {

@@ -15,7 +15,6 @@
 #include "loader_observer.h"
 #include "source_catalog.h"
 #include "source_gate.h"
-#include "source_lock.h"
 #include "stop_signal.h"
 
 namespace tributary {
@@ -71,7 +70,6 @@ class Loader {
 public:
     struct Ports {
         SourceCatalog& catalog;
-        SourceLock& lock;
         SourceGate& gate;
         EventStore& store;
         EventFetcher& fetcher;

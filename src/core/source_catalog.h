@@ -12,7 +12,7 @@ namespace tributary {
 /// Which part of the due sources a worker asks for: a process's workers
 /// split them by `id % count == index`, so that they rarely race for one
 /// source; a worker also gets another's source once it has been due for
-/// `take_over_after` (its owner is busy or gone).
+/// `take_over_after` (its owner is busy or gone) and the worker has none of its own due.
 struct ScheduleShare {
     int index = 0;
     int count = 1;

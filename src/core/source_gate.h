@@ -9,16 +9,21 @@
 
 namespace tributary {
 
-/// "When may we ask": the shared per-source schedule. At most one request per
-/// source is in flight across all processes, and the next one starts no
-/// sooner than `interval` after the previous one ended (or later, when the
-/// source is backing off or asked us to wait with Retry-After).
+/// "Who may ask, and when": the shared per-source lock and schedule
+/// (DESIGN.md §5 steps 1-2). A pass holds the source's lock, a non-blocking
+/// mutual exclusion shared by all loader processes, until the slot is
+/// closed; at most one request per source is in flight across all processes,
+/// and the next one starts no sooner than `interval` after the previous one
+/// ended (or later, when the source is backing off or asked us to wait with
+/// Retry-After). A lock may be lost silently (the session behind it died);
+/// the lease and the store's compare-and-set keep that harmless.
 class SourceGate {
 public:
     enum class Decision {
-        pass,        ///< a request slot is reserved for this worker
-        not_due,     ///< asked recently, by anyone: wait for the interval
-        backing_off  ///< the source failed lately and is waiting out its backoff
+        pass,         ///< this worker holds the source and a request slot is reserved
+        locked,       ///< another worker holds the source
+        not_due,      ///< asked recently, by anyone: wait for the interval
+        backing_off   ///< the source failed lately and is waiting out its backoff
     };
 
     struct Pass {
@@ -46,9 +51,11 @@ public:
     enum class Failure { transient, throttled, failing };
 
     virtual ~SourceGate() = default;
-    /// Reserves the next request slot when the source is due. A slot is
-    /// closed once, by one of the three closes below; a second close under
-    /// the same lease (replayed after a lost connection) changes nothing.
+    /// Takes the source's lock and reserves the next request slot when the
+    /// source is due; with any other decision, the lock is not held. A slot
+    /// is closed once, by one of the three closes below, each of which also
+    /// lets the lock go; a second close under the same lease (replayed after
+    /// a lost connection) changes nothing.
     virtual Pass try_pass(const Source& source) = 0;
     /// Closes a reserved slot after a good fetch: failures are cleared, the
     /// empty streak grows by one when drained and is reset otherwise.

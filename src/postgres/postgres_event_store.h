@@ -8,8 +8,10 @@ namespace tributary::postgres {
 /// EventStore on `tributary.events` and `tributary.cursors`. `append` is one
 /// transaction: the compare-and-set on the cursor row first (so a second
 /// writer waits on that row and then finds the cursor moved, instead of
-/// inserting a batch only to have it refused), then the rows by COPY, then
-/// COMMIT. The unique key (source_id, event_id) is the last line of defence.
+/// inserting a batch only to have it refused), then the rows, then COMMIT.
+/// A small batch is all that in one statement (tributary.loader_append), a
+/// large one goes by COPY in BEGIN ... COMMIT. The unique key
+/// (source_id, event_id) is the last line of defence.
 class PostgresEventStore : public EventStore {
 public:
     explicit PostgresEventStore(PostgresSession& session);
@@ -18,6 +20,8 @@ public:
 
 private:
     AppendResult append_once(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
+    AppendResult append_in_one_statement(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
+    AppendResult append_by_copy(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
 
     PostgresSession& session_;
 };

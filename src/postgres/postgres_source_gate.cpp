@@ -1,5 +1,9 @@
 #include "postgres_source_gate.h"
 
+#include <string>
+
+#include "advisory_keys.h"
+
 namespace tributary::postgres {
 
 namespace {
@@ -9,48 +13,11 @@ constexpr const char* kSuccess = "tributary_gate_success";
 constexpr const char* kFailure = "tributary_gate_failure";
 constexpr const char* kRelease = "tributary_gate_release";
 
-// One statement decides and, when due, claims: the CTE claims the slot and
-// reads the cursor (saving the loader a round trip; the statement starts
-// after the source's lock was taken, so it sees every batch committed
-// before); the second branch reports why not (a row always exists).
-constexpr const char* kTryPassSql = R"sql(
-WITH claimed AS (
-    UPDATE tributary.gates
-       SET last_request = now(),
-           next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
-           lease = lease + 1
-     WHERE source_id = $1 AND next_allowed_at <= now()
- RETURNING failures, drained, lease, empty_streak)
-SELECT true, failures, drained, lease, empty_streak,
-       (SELECT last_event_id FROM tributary.cursors WHERE source_id = $1)
-  FROM claimed
-UNION ALL
-SELECT false, failures, drained, lease, empty_streak, NULL FROM tributary.gates
- WHERE source_id = $1 AND NOT EXISTS (SELECT FROM claimed))sql";
-
-// A nudge that came while the request was in flight (nudged_at after
-// last_request) means "there is more": the next request after the interval,
-// not the idle pause, and the empty streak ends.
-constexpr const char* kSuccessSql = R"sql(
-UPDATE tributary.gates
-   SET next_allowed_at = now() + make_interval(secs => (CASE WHEN nudged_at >= last_request THEN $6 ELSE $2 END)
-                                                      ::double precision / 1000),
-       last_success_at = now(), failures = 0, state = 'ok', drained = $3,
-       empty_streak = CASE WHEN $3 AND NOT coalesce(nudged_at >= last_request, false) THEN empty_streak + 1 ELSE 0 END,
-       backlog = $4, closed_lease = $5
- WHERE source_id = $1 AND lease = $5 AND closed_lease <> $5)sql";
-
-constexpr const char* kReleaseSql = R"sql(
-UPDATE tributary.gates
-   SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000), closed_lease = $3
- WHERE source_id = $1 AND lease = $3 AND closed_lease <> $3)sql";
-
-constexpr const char* kFailureSql = R"sql(
-UPDATE tributary.gates
-   SET next_allowed_at = now() + make_interval(secs => $2::double precision / 1000),
-       failures = failures + 1, state = $3, last_error = $4, last_error_at = now(), drained = false,
-       closed_lease = $5
- WHERE source_id = $1 AND lease = $5 AND closed_lease <> $5)sql";
+constexpr const char* kTryPassSql =
+    "SELECT decision, failures, drained, lease, empty_streak, cursor FROM tributary.loader_claim($1, $2, $3)";
+constexpr const char* kSuccessSql = "SELECT tributary.loader_close_succeeded($1, $2, $3, $4, $5, $6, $7)";
+constexpr const char* kFailureSql = "SELECT tributary.loader_close_failed($1, $2, $3, $4, $5, $6)";
+constexpr const char* kReleaseSql = "SELECT tributary.loader_close_released($1, $2, $3, $4)";
 
 constexpr std::chrono::milliseconds kLeaseMargin{5000};
 
@@ -91,48 +58,63 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
     const auto lease = source.endpoint.timeout + source.interval + kLeaseMargin;
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        const auto rows = tx.exec_prepared(kTryPass, source.id, lease.count());
-        if (rows.empty()) return Pass{};  // source removed meanwhile: not due
-        const bool passed = rows[0][0].as<bool>();
+        const auto row = tx.exec_prepared1(kTryPass, source.id, kAdvisoryNamespace, lease.count());
+        const auto decision = row[0].as<std::string>();
         Pass pass;
-        pass.consecutive_failures = rows[0][1].as<int>();
-        pass.drained = rows[0][2].as<bool>();
-        pass.empty_streak = rows[0][4].as<int>();
-        if (passed) {
+        if (decision == "locked") {
+            pass.decision = Decision::locked;
+            return pass;
+        }
+        pass.consecutive_failures = row[1].as<int>(0);
+        pass.drained = row[2].as<bool>(false);
+        pass.empty_streak = row[4].as<int>(0);
+        if (decision == "pass") {
+            held_[source.id] = session_.generation();
             pass.decision = Decision::pass;
-            pass.lease = rows[0][3].as<std::int64_t>();
-            if (!rows[0][5].is_null()) pass.cursor = rows[0][5].as<std::int64_t>();
+            pass.lease = row[3].as<std::int64_t>();
+            if (!row[5].is_null()) pass.cursor = row[5].as<std::int64_t>();
         } else {
-            pass.decision = pass.consecutive_failures > 0 ? Decision::backing_off : Decision::not_due;
+            pass.decision = decision == "backing_off" ? Decision::backing_off : Decision::not_due;
         }
         return pass;
     });
 }
 
+const char* PostgresSourceGate::lock_to_release(int source_id) {
+    static const std::string kNamespace = std::to_string(kAdvisoryNamespace);
+    const auto it = held_.find(source_id);
+    if (it == held_.end()) return nullptr;
+    const bool same_session = it->second == session_.generation();
+    held_.erase(it);
+    return same_session ? kNamespace.c_str() : nullptr;
+}
+
 void PostgresSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
+    // libpqxx 6.4 passes a null pointer as SQL NULL.
+    const auto& backlog = success.backlog;
+    const std::string backlog_text = backlog ? std::to_string(*backlog) : std::string();
+    const char* lock = lock_to_release(source.id);
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        // libpqxx 6.4 passes a null pointer as SQL NULL.
-        const auto& backlog = success.backlog;
-        const std::string backlog_text = backlog ? std::to_string(*backlog) : std::string();
-        tx.exec_prepared(kSuccess, source.id, success.pause.count(), success.drained,
-                         backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr), lease,
-                         source.interval.count());
+        tx.exec_prepared(kSuccess, source.id, lock, lease, success.pause.count(), source.interval.count(),
+                         success.drained, backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr));
     });
 }
 
 void PostgresSourceGate::release_slot(const Source& source, std::int64_t lease) {
+    const char* lock = lock_to_release(source.id);
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        tx.exec_prepared(kRelease, source.id, source.interval.count(), lease);
+        tx.exec_prepared(kRelease, source.id, lock, lease, source.interval.count());
     });
 }
 
 void PostgresSourceGate::record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                                         std::chrono::milliseconds delay) {
+    const char* lock = lock_to_release(source.id);
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        tx.exec_prepared(kFailure, source.id, delay.count(), state_name(kind), storable(error), lease);
+        tx.exec_prepared(kFailure, source.id, lock, lease, delay.count(), state_name(kind), storable(error));
     });
 }
 

@@ -1,16 +1,22 @@
 #pragma once
 
+#include <cstdint>
+#include <unordered_map>
+
 #include "core/source_gate.h"
 #include "postgres_session.h"
 
 namespace tributary::postgres {
 
-/// SourceGate on the row `tributary.gates(source_id)`, in autocommit
-/// statements that compare against the database clock (one clock for every
-/// host). Passing the gate leases the slot for the request's whole timeout
-/// plus the interval, so a second process cannot start a request while one
-/// is in flight, even if the first lost its lock; closing the slot sets the
-/// next allowed time from when the request ended.
+/// SourceGate on the row `tributary.gates(source_id)` and the session-level
+/// advisory lock `(kAdvisoryNamespace, source_id)` of the worker's own
+/// session, through the functions of migration 0006: one statement claims
+/// (lock, gate, cursor), one closes (gate, unlock). They compare against the
+/// database clock (one clock for every host). Passing the gate leases the
+/// slot for the request's whole timeout plus the interval, so a second
+/// process cannot start a request while one is in flight, even if the first
+/// lost its lock; closing the slot sets the next allowed time from when the
+/// request ended.
 class PostgresSourceGate : public SourceGate {
 public:
     explicit PostgresSourceGate(PostgresSession& session);
@@ -21,7 +27,14 @@ public:
                         std::chrono::milliseconds delay) override;
 
 private:
+    /// The lock namespace to pass a close when this session still holds the
+    /// source's lock, else null (the lock died with an earlier session, and
+    /// unlocking on this one would only earn a server warning). Forgets it.
+    const char* lock_to_release(int source_id);
+
     PostgresSession& session_;
+    /// source id -> session generation its lock was taken in
+    std::unordered_map<int, std::uint64_t> held_;
 };
 
 }  // namespace tributary::postgres

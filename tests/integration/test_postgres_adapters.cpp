@@ -9,10 +9,10 @@
 #include <pqxx/pqxx>
 
 #include "core/errors.h"
+#include "postgres/advisory_keys.h"
 #include "postgres/postgres_event_store.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_gate.h"
-#include "postgres/postgres_source_lock.h"
 #include "postgres/postgres_source_registry.h"
 #include "support/fakes.h"
 #include "support/test_database.h"
@@ -56,20 +56,6 @@ void check_store_contract(EventStore& first, EventStore& second, int source_id) 
     CHECK(first.cursor(source_id) == 5);
 }
 
-void check_lock_contract(SourceLock& first, SourceLock& second) {
-    CHECK(first.try_acquire(7));
-    CHECK_FALSE(second.try_acquire(7));
-    CHECK(second.try_acquire(8));
-    first.release(7);
-    CHECK(second.try_acquire(7));
-    CHECK_FALSE(first.try_acquire(7));
-    second.release(7);
-    second.release(8);
-    second.release(8);  // releasing twice is harmless
-    CHECK(first.try_acquire(8));
-    first.release(8);
-}
-
 }  // namespace
 
 TEST_CASE("store contract: compare-and-set cursor, whole batches") {
@@ -90,33 +76,79 @@ TEST_CASE("store contract: compare-and-set cursor, whole batches") {
     }
 }
 
-TEST_CASE("lock contract: one holder per source") {
-    SECTION("fake") {
-        fakes::FakeLockTable table;
-        fakes::FakeSourceLock first(table), second(table);
-        check_lock_contract(first, second);
-    }
-    SECTION("PostgreSQL advisory locks") {
-        TestDatabase db;
-        postgres::PostgresSession a(db.url()), b(db.url());
-        postgres::PostgresSourceLock first(a), second(b);
-        check_lock_contract(first, second);
-    }
+/// Advisory locks held in tributary's namespace on source `id`, by anyone.
+std::string locks_on(const TestDatabase& db, int id) {
+    return db.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = " +
+                     std::to_string(postgres::kAdvisoryNamespace) + " AND objid = " + std::to_string(id));
 }
 
-TEST_CASE("a lock dies with its session, and the holder notices on reconnect") {
+TEST_CASE("a pass holds the source's lock until its slot closes; every other answer holds none") {
     TestDatabase db;
+    auto source = registered(db, "gate.lock");
+    source.interval = 100ms;
     postgres::PostgresSession a(db.url()), b(db.url());
-    postgres::PostgresSourceLock first(a), second(b);
-    REQUIRE(first.try_acquire(3));
-    db.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tributary'"
-            " AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 3)");
-    CHECK(second.try_acquire(3));
-    // The first session is dead: its next use says so, the one after reconnects.
-    CHECK_THROWS_AS(first.try_acquire(4), DatabaseUnavailable);
-    CHECK_FALSE(first.try_acquire(3));
-    first.release(3);  // taken on the dead session: nothing to do, no error
-    CHECK_FALSE(first.try_acquire(3));
+    postgres::PostgresSourceGate first(a), second(b);
+
+    const auto one = first.try_pass(source);
+    REQUIRE(one.decision == SourceGate::Decision::pass);
+    CHECK(locks_on(db, source.id) == "1");
+    CHECK(second.try_pass(source).decision == SourceGate::Decision::locked);
+    first.record_success(source, one.lease, {false, std::nullopt, source.interval});
+    CHECK(locks_on(db, source.id) == "0");
+    CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
+    CHECK(locks_on(db, source.id) == "0");
+
+    std::this_thread::sleep_for(120ms);
+    const auto two = second.try_pass(source);
+    REQUIRE(two.decision == SourceGate::Decision::pass);
+    second.record_failure(source, two.lease, SourceGate::Failure::transient, "boom", 10s);
+    CHECK(locks_on(db, source.id) == "0");
+    CHECK(first.try_pass(source).decision == SourceGate::Decision::backing_off);
+    CHECK(locks_on(db, source.id) == "0");
+
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
+    const auto three = first.try_pass(source);
+    REQUIRE(three.decision == SourceGate::Decision::pass);
+    first.release_slot(source, three.lease);
+    CHECK(locks_on(db, source.id) == "0");
+}
+
+TEST_CASE("a claim that fails after taking the lock does not keep it") {
+    TestDatabase db;
+    const auto source = registered(db, "gate.claim_fails");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceGate gate(session);
+    // Another transaction holds the gate row: the claim's UPDATE waits out
+    // lock_timeout (5 s) and fails, with the advisory lock already taken.
+    pqxx::connection blocker(db.url());
+    pqxx::work tx(blocker);
+    tx.exec("SELECT FROM tributary.gates FOR UPDATE");
+    CHECK_THROWS(gate.try_pass(source));
+    CHECK(locks_on(db, source.id) == "0");
+    tx.abort();
+    CHECK(gate.try_pass(source).decision == SourceGate::Decision::pass);
+}
+
+TEST_CASE("a lock dies with its session; the close after a reconnect leaves the new holder's lock alone") {
+    TestDatabase db;
+    auto source = registered(db, "gate.lost_lock");
+    postgres::PostgresSession a(db.url()), b(db.url());
+    postgres::PostgresSourceGate first(a), second(b);
+    const auto mine = first.try_pass(source);
+    REQUIRE(mine.decision == SourceGate::Decision::pass);
+    db.exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = " +
+            std::to_string(source.id));
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now()");  // as if its lease ran out
+    const auto theirs = second.try_pass(source);
+    REQUIRE(theirs.decision == SourceGate::Decision::pass);
+    // The first session is dead: its next use says so; the replay reconnects
+    // and, under a stale lease and without the lock, changes nothing.
+    CHECK_THROWS_AS(first.release_slot(source, mine.lease), DatabaseUnavailable);
+    first.release_slot(source, mine.lease);
+    CHECK(locks_on(db, source.id) == "1");
+    CHECK(first.try_pass(source).decision == SourceGate::Decision::locked);
+    second.record_success(source, theirs.lease, {false, std::nullopt, source.interval});
+    CHECK(locks_on(db, source.id) == "0");
 }
 
 TEST_CASE("a compare-and-set conflict rolls back and stores nothing") {
@@ -166,8 +198,8 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
     const auto one = first.try_pass(source);
     CHECK(one.decision == SourceGate::Decision::pass);
     CHECK(one.cursor == std::optional<std::int64_t>(0));  // read in the same round trip
-    // In flight: nobody else may ask, for up to the timeout.
-    CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
+    // In flight: nobody else may ask.
+    CHECK(second.try_pass(source).decision == SourceGate::Decision::locked);
     first.record_success(source, one.lease, {false, std::nullopt, source.interval});
     CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
     std::this_thread::sleep_for(320ms);
@@ -326,17 +358,24 @@ TEST_CASE("a stale lease cannot close a newer reservation (a zombie cannot short
     postgres::PostgresSourceGate zombie(a), live(b);
     const auto stale = zombie.try_pass(source);
     REQUIRE(stale.decision == SourceGate::Decision::pass);
-    // The zombie's lease runs out (here: forced) and another worker takes the slot.
+    // The zombie loses its lock with its session, its lease runs out (here:
+    // forced) and another worker takes the slot.
+    db.exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = " +
+            std::to_string(source.id));
     db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
     const auto fresh = live.try_pass(source);
     REQUIRE(fresh.decision == SourceGate::Decision::pass);
     const auto leased_until = db.scalar("SELECT next_allowed_at FROM tributary.gates");
 
+    CHECK_THROWS_AS(zombie.record_success(source, stale.lease, {false, std::nullopt, source.interval}),
+                    DatabaseUnavailable);
     zombie.record_success(source, stale.lease, {false, std::nullopt, source.interval});
     zombie.release_slot(source, stale.lease);
     zombie.record_failure(source, stale.lease, SourceGate::Failure::transient, "late", 0ms);
     CHECK(db.scalar("SELECT next_allowed_at FROM tributary.gates") == leased_until);
     CHECK(db.scalar("SELECT failures FROM tributary.gates") == "0");
+    CHECK(zombie.try_pass(source).decision == SourceGate::Decision::locked);
+    live.release_slot(source, fresh.lease);
     CHECK(zombie.try_pass(source).decision == SourceGate::Decision::not_due);
 }
 

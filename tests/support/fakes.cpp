@@ -7,38 +7,27 @@
 
 namespace tributary::fakes {
 
-bool FakeSourceLock::try_acquire(int source_id) {
-    if (fail_acquire) throw DatabaseUnavailable("fake: database away");
-    auto [it, inserted] = table_.owners.emplace(source_id, this);
-    if (!inserted && it->second != this) return false;
-    ++acquired;
-    return true;
-}
-
-void FakeSourceLock::release(int source_id) noexcept {
-    auto it = table_.owners.find(source_id);
-    if (it == table_.owners.end() || it->second != this) return;
-    table_.owners.erase(it);
-    ++released;
-}
-
-bool FakeSourceLock::holds(int source_id) const {
-    auto it = table_.owners.find(source_id);
-    return it != table_.owners.end() && it->second == this;
-}
-
 SourceGate::Pass FakeSourceGate::try_pass(const Source& source) {
+    if (fail_pass) throw DatabaseUnavailable("fake: database away");
+    if (locked_elsewhere.count(source.id) > 0) return {Decision::locked, 0, false, 0, 0, std::nullopt};
     Row& row = rows[source.id];
     if (clock_.now() < row.next_allowed)
         return {row.failures > 0 ? Decision::backing_off : Decision::not_due, row.failures, row.drained,
                 row.empty_streak, 0, std::nullopt};
+    held.insert(source.id);
+    ++locks_taken;
     row.next_allowed = clock_.now() + source.endpoint.timeout + source.interval;
     ++passes;
     // No cursor: the loader asks the store, as with a gate that cannot tell.
     return {Decision::pass, row.failures, row.drained, row.empty_streak, ++row.lease, std::nullopt};
 }
 
+void FakeSourceGate::unlock(int source_id) {
+    if (held.erase(source_id) > 0) ++locks_released;
+}
+
 void FakeSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
+    unlock(source.id);
     Row& row = rows[source.id];
     if (lease != row.lease || lease == row.closed_lease) return;
     row.closed_lease = lease;
@@ -52,6 +41,7 @@ void FakeSourceGate::record_success(const Source& source, std::int64_t lease, co
 }
 
 void FakeSourceGate::release_slot(const Source& source, std::int64_t lease) {
+    unlock(source.id);
     Row& row = rows[source.id];
     if (lease != row.lease || lease == row.closed_lease) return;
     row.closed_lease = lease;
@@ -60,6 +50,7 @@ void FakeSourceGate::release_slot(const Source& source, std::int64_t lease) {
 
 void FakeSourceGate::record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                                     std::chrono::milliseconds delay) {
+    unlock(source.id);  // also when the connection is lost: the lock dies with it
     if (lose_next_close == CloseLoss::before) {
         lose_next_close = CloseLoss::none;
         throw DatabaseUnavailable("fake: connection lost before the close");

@@ -14,7 +14,6 @@
 #include "core/event_store.h"
 #include "core/source_catalog.h"
 #include "core/source_gate.h"
-#include "core/source_lock.h"
 
 namespace tributary::fakes {
 
@@ -36,26 +35,8 @@ private:
     time_point now_{};
 };
 
-/// Locks shared by every FakeSourceLock made from the same table, as
-/// sessions share the database.
-struct FakeLockTable {
-    std::map<int, const void*> owners;
-};
-
-class FakeSourceLock : public SourceLock {
-public:
-    explicit FakeSourceLock(FakeLockTable& table) : table_(table) {}
-    bool try_acquire(int source_id) override;
-    void release(int source_id) noexcept override;
-    bool holds(int source_id) const;
-
-    bool fail_acquire = false;  ///< throw DatabaseUnavailable
-    int acquired = 0, released = 0;
-
-private:
-    FakeLockTable& table_;
-};
-
+/// The gate and the source locks of one worker's session. Locks another
+/// worker holds are set by hand (`locked_elsewhere`).
 class FakeSourceGate : public SourceGate {
 public:
     explicit FakeSourceGate(const Clock& clock) : clock_(clock) {}
@@ -78,11 +59,19 @@ public:
     };
     std::map<int, Row> rows;
     int passes = 0, successes = 0, failures = 0;
+    std::set<int> held;              ///< sources whose lock this worker holds
+    std::set<int> locked_elsewhere;  ///< sources whose lock another worker holds
+    int locks_taken = 0, locks_released = 0;
+    bool holds(int source_id) const { return held.count(source_id) > 0; }
+    bool fail_pass = false;  ///< try_pass throws DatabaseUnavailable
     /// The next record_failure loses its connection: before it commits, or
     /// after (its outcome unknown to the caller).
     enum class CloseLoss { none, before, after } lose_next_close = CloseLoss::none;
 
 private:
+    /// Every close lets the lock go first, as the real one does.
+    void unlock(int source_id);
+
     const Clock& clock_;
 };
 

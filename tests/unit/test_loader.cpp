@@ -13,8 +13,6 @@ namespace {
 /// A loader on fakes, with two sources (ids 1 and 2).
 struct Rig {
     FakeClock clock;
-    FakeLockTable locks;
-    FakeSourceLock lock{locks};
     FakeSourceGate gate{clock};
     FakeEventStore store;
     FakeEventFetcher fetcher;
@@ -22,7 +20,7 @@ struct Rig {
     StopSignal stop;
     Loader loader;
 
-    Rig() : loader({catalog, lock, gate, store, fetcher, clock}, options(), stop) {
+    Rig() : loader({catalog, gate, store, fetcher, clock}, options(), stop) {
         catalog.add(1, "orders.eu");
         catalog.add(2, "orders.us");
     }
@@ -68,8 +66,7 @@ TEST_CASE("the loader stores each source's backlog in batches and advances the c
 TEST_CASE("a source whose lock another worker holds is skipped without a request") {
     Rig rig;
     rig.fetcher.produce(1, 1, 5);
-    FakeSourceLock other(rig.locks);
-    REQUIRE(other.try_acquire(1));
+    rig.gate.locked_elsewhere.insert(1);
 
     auto turn = rig.loader.load_source(rig.source(1));
     CHECK(turn.outcome == SourceOutcome::locked);
@@ -90,7 +87,7 @@ TEST_CASE("the gate holds a source until its interval has passed") {
     CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::not_due);
     rig.clock.advance(1ms);
     CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::stored);
-    CHECK(rig.lock.released == rig.lock.acquired);
+    CHECK(rig.gate.locks_released == rig.gate.locks_taken);
 }
 
 TEST_CASE("the lock is released on every path out of a source's turn") {
@@ -112,16 +109,20 @@ TEST_CASE("the lock is released on every path out of a source's turn") {
     SECTION("database goes away during the append") {
         rig.store.fail_next_append = [] { throw DatabaseUnavailable("connection lost"); };
         CHECK_THROWS_AS(rig.loader.run_once(), DatabaseUnavailable);
+        // The lock died with the session; the slot is closed when the
+        // database is back (a fake's lock outlives it until then).
+        rig.fetcher.available.clear();
+        rig.loader.run_once();
     }
     SECTION("gate throws") {
         struct ThrowingGate : FakeSourceGate {
             using FakeSourceGate::FakeSourceGate;
             Pass try_pass(const Source&) override { throw DatabaseUnavailable("gone"); }
         } gate(rig.clock);
-        Loader loader({rig.catalog, rig.lock, gate, rig.store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
+        Loader loader({rig.catalog, gate, rig.store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
         CHECK_THROWS_AS(loader.load_source(rig.source(1)), DatabaseUnavailable);
     }
-    CHECK_FALSE(rig.lock.holds(1));
+    CHECK_FALSE(rig.gate.holds(1));
     CHECK(rig.store.events[1].empty());
 }
 
@@ -209,7 +210,7 @@ TEST_CASE("a fetch abandoned for a stop stores nothing and frees the gate") {
     CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::stopped);
     CHECK(rig.store.appends == 0);
     CHECK(rig.gate.rows[1].failures == 0);
-    CHECK_FALSE(rig.lock.holds(1));
+    CHECK_FALSE(rig.gate.holds(1));
 }
 
 TEST_CASE("an idle loader sleeps until the next source is due; empty answers stretch the pauses") {
@@ -254,9 +255,9 @@ TEST_CASE("until-idle stops after a pass that found nothing") {
 TEST_CASE("the loader rides out a database outage") {
     Rig rig;
     rig.fetcher.produce(1, 1, 5);
-    rig.lock.fail_acquire = true;
+    rig.gate.fail_pass = true;
     rig.clock.on_sleep = [&] {
-        if (rig.clock.sleeps.size() == 3) rig.lock.fail_acquire = false;
+        if (rig.clock.sleeps.size() == 3) rig.gate.fail_pass = false;
         if (rig.store.cursors[1] == 5) rig.stop.request_stop();
     };
     rig.loader.run(false);
@@ -324,7 +325,7 @@ TEST_CASE("an unexpected store error closes the slot with a backoff and a cause"
     CHECK(turn.failure == FailureClass::store);
     CHECK(rig.gate.rows[1].state == "transient");
     CHECK_THAT(rig.gate.rows[1].last_error, Catch::Contains("could not serialize access"));
-    CHECK_FALSE(rig.lock.holds(1));
+    CHECK_FALSE(rig.gate.holds(1));
 }
 
 TEST_CASE("a pass that fails for another reason than an outage is retried, the worker lives on") {
@@ -339,7 +340,7 @@ TEST_CASE("a pass that fails for another reason than an outage is retried, the w
             return real.schedule(share);
         }
     } catalog(rig.catalog);
-    Loader loader({catalog, rig.lock, rig.gate, rig.store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
+    Loader loader({catalog, rig.gate, rig.store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
     loader.run(true);
     CHECK(rig.store.cursors[1] == 5);
     CHECK(rig.clock.sleeps.at(0) == 500ms);
@@ -356,14 +357,14 @@ TEST_CASE("a worker that stalled between the gate and the request abandons it") 
             return FakeEventStore::cursor(source_id);
         }
     } store(rig.clock);
-    Loader loader({rig.catalog, rig.lock, rig.gate, store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
+    Loader loader({rig.catalog, rig.gate, store, rig.fetcher, rig.clock}, Rig::options(), rig.stop);
     CHECK(loader.load_source(rig.source(1)).outcome == SourceOutcome::conflict);
     CHECK(rig.fetcher.fetches == 0);
     CHECK(store.appends == 0);
-    CHECK_FALSE(rig.lock.holds(1));
+    CHECK_FALSE(rig.gate.holds(1));
 }
 
-TEST_CASE("workers of a process ask their own due sources first and take others' only when overdue") {
+TEST_CASE("workers of a process ask their own due sources, and take others' only when overdue and idle") {
     Rig rig;
     rig.fetcher.produce(1, 1, 5);
     rig.fetcher.produce(2, 1, 5);
@@ -371,10 +372,13 @@ TEST_CASE("workers of a process ask their own due sources first and take others'
     second.worker = "w2";
     second.worker_index = 1;
     second.worker_count = 2;
-    Loader w2({rig.catalog, rig.lock, rig.gate, rig.store, rig.fetcher, rig.clock}, second, rig.stop);
-    // Both sources were due "forever" (never asked): anyone may take them.
-    const auto first = w2.run_once();
-    CHECK(first.stored == 2);
+    Loader w2({rig.catalog, rig.gate, rig.store, rig.fetcher, rig.clock}, second, rig.stop);
+    // Both sources were due "forever" (never asked): w2 asks its own first,
+    // then, with nothing of its own due, the other.
+    CHECK(w2.run_once().stored == 1);
+    CHECK(rig.store.cursors[1] == 5);
+    CHECK(w2.run_once().stored == 1);
+    CHECK(rig.store.cursors[2] == 5);
 
     rig.fetcher.produce(1, 6, 5);
     rig.fetcher.produce(2, 6, 5);
@@ -388,6 +392,12 @@ TEST_CASE("workers of a process ask their own due sources first and take others'
     CHECK(*own_only.next_due_in <= 250ms);
 
     rig.clock.advance(300ms);  // now overdue: its owner is busy or gone
-    w2.run_once();
+    rig.fetcher.produce(1, 11, 5);
+    const auto busy = w2.run_once();  // but w2 has its own work: it races nobody
+    CHECK(busy.sources == 1);
+    CHECK(rig.store.cursors[1] == 15);
+    CHECK(rig.store.cursors[2] == 5);
+    const auto idle = w2.run_once();  // its own is done: it helps
+    CHECK(idle.sources == 1);
     CHECK(rig.store.cursors[2] == 10);
 }

@@ -1,0 +1,143 @@
+-- A loader's turn at a source in two round trips around the fetch, instead
+-- of five: one claim (lock, gate and cursor, DESIGN.md §5 steps 1-3) and one
+-- close (the gate's verdict, and the lock released). They are the loader's
+-- own; nothing else should call them.
+--
+-- Both commit asynchronously (synchronous_commit off for their own
+-- transaction only): the gate row is a schedule, not data. Waiting for its
+-- WAL flush cost more than everything else in a small turn (bench/run
+-- many-small), while losing the last fraction of a second of gate updates to
+-- a PostgreSQL crash only makes a source wait out a lease or be asked early
+-- once. The batch itself, events and cursor, still commits synchronously, and
+-- its flush carries every gate update before it.
+
+-- Lock, then gate: the slot is claimed only by the lock's holder, and the
+-- cursor is read after both (a statement of its own, so with a snapshot that
+-- sees every batch committed before the lock was taken). Unless the answer is
+-- 'pass', the lock is not held when this returns, also when it fails.
+CREATE FUNCTION tributary.loader_claim(p_source int, p_lock_namespace int, p_lease_ms bigint,
+                                       OUT decision text, OUT failures int, OUT drained boolean,
+                                       OUT lease bigint, OUT empty_streak int, OUT cursor bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    IF NOT pg_try_advisory_lock(p_lock_namespace, p_source) THEN
+        decision := 'locked';
+        RETURN;
+    END IF;
+    BEGIN
+        UPDATE tributary.gates g
+           SET last_request = now(),
+               next_allowed_at = now() + make_interval(secs => p_lease_ms::double precision / 1000),
+               lease = g.lease + 1
+         WHERE g.source_id = p_source AND g.next_allowed_at <= now()
+        RETURNING g.failures, g.drained, g.lease, g.empty_streak
+             INTO failures, drained, lease, empty_streak;
+        IF FOUND THEN
+            decision := 'pass';
+            SELECT c.last_event_id INTO cursor FROM tributary.cursors c WHERE c.source_id = p_source;
+            RETURN;
+        END IF;
+        -- No row at all: the source was removed meanwhile; not due, for good.
+        SELECT g.failures, g.drained, g.empty_streak INTO failures, drained, empty_streak
+          FROM tributary.gates g WHERE g.source_id = p_source;
+        decision := CASE WHEN coalesce(failures, 0) > 0 THEN 'backing_off' ELSE 'not_due' END;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        -- A session lock outlives the statement that took it: never keep
+        -- one the caller does not know it holds.
+        PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+        RAISE;
+    END;
+    PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+END
+$$;
+
+-- The three closes. Each applies once per lease (closed_lease), and first
+-- lets the lock go when p_lock_namespace is given (NULL: the lock died with
+-- an earlier session). The lock can go first: until the UPDATE below, the
+-- lease keeps next_allowed_at in the future, so nobody can claim the slot.
+
+-- A good answer. A nudge that came while the request was in flight
+-- (nudged_at after last_request) means "there is more": the next request
+-- after the interval, not the idle pause, and the empty streak ends.
+CREATE FUNCTION tributary.loader_close_succeeded(p_source int, p_lock_namespace int, p_lease bigint,
+                                                 p_pause_ms bigint, p_interval_ms bigint, p_drained boolean,
+                                                 p_backlog bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    IF p_lock_namespace IS NOT NULL THEN
+        PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+    END IF;
+    UPDATE tributary.gates
+       SET next_allowed_at = now() + make_interval(secs => (CASE WHEN nudged_at >= last_request
+                                                                 THEN p_interval_ms ELSE p_pause_ms END)
+                                                          ::double precision / 1000),
+           last_success_at = now(), failures = 0, state = 'ok', drained = p_drained,
+           empty_streak = CASE WHEN p_drained AND NOT coalesce(nudged_at >= last_request, false)
+                               THEN empty_streak + 1 ELSE 0 END,
+           backlog = p_backlog, closed_lease = p_lease
+     WHERE source_id = p_source AND lease = p_lease AND closed_lease <> p_lease;
+END
+$$;
+
+-- A failed request, or a batch PostgreSQL refused: no request for p_delay_ms.
+CREATE FUNCTION tributary.loader_close_failed(p_source int, p_lock_namespace int, p_lease bigint,
+                                              p_delay_ms bigint, p_state text, p_error text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    IF p_lock_namespace IS NOT NULL THEN
+        PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+    END IF;
+    UPDATE tributary.gates
+       SET next_allowed_at = now() + make_interval(secs => p_delay_ms::double precision / 1000),
+           failures = failures + 1, state = p_state, last_error = p_error, last_error_at = now(),
+           drained = false, closed_lease = p_lease
+     WHERE source_id = p_source AND lease = p_lease AND closed_lease <> p_lease;
+END
+$$;
+
+-- An abandoned request (a stop, a stall): the next one after the interval;
+-- failures and state stay as they were.
+CREATE FUNCTION tributary.loader_close_released(p_source int, p_lock_namespace int, p_lease bigint,
+                                                p_interval_ms bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    IF p_lock_namespace IS NOT NULL THEN
+        PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+    END IF;
+    UPDATE tributary.gates
+       SET next_allowed_at = now() + make_interval(secs => p_interval_ms::double precision / 1000),
+           closed_lease = p_lease
+     WHERE source_id = p_source AND lease = p_lease AND closed_lease <> p_lease;
+END
+$$;
+
+-- A small batch in one statement, where COPY would take four round trips
+-- (BEGIN, the cursor's compare-and-set, COPY, COMMIT) for a few rows: the
+-- compare-and-set first, as with COPY, then the rows in id order. Payloads
+-- arrive as one JSON array: the sources' own texts joined, never re-encoded.
+-- False when the cursor is not at p_expected (another writer moved it):
+-- nothing is stored. It commits synchronously, as every batch does.
+CREATE FUNCTION tributary.loader_append(p_source int, p_expected bigint, p_ids bigint[], p_payloads jsonb)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF cardinality(p_ids) IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
+        RAISE EXCEPTION 'loader_append: % ids but % payloads', cardinality(p_ids), jsonb_array_length(p_payloads);
+    END IF;
+    UPDATE tributary.cursors
+       SET last_event_id = p_ids[cardinality(p_ids)], events_stored = events_stored + cardinality(p_ids),
+           last_stored_at = now()
+     WHERE source_id = p_source AND last_event_id = p_expected;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    INSERT INTO tributary.events (source_id, event_id, payload)
+    SELECT p_source, b.id, b.payload
+      FROM ROWS FROM (unnest(p_ids), jsonb_array_elements(p_payloads)) WITH ORDINALITY AS b(id, payload, n)
+     ORDER BY b.n;
+    RETURN true;
+END
+$$;
