@@ -1,7 +1,8 @@
--- A loader's turn at a source in two round trips around the fetch, instead
--- of five: one claim (lock, gate and cursor, DESIGN.md §5 steps 1-3) and one
--- close (the gate's verdict, and the lock released). They are the loader's
--- own; nothing else should call them.
+-- A loader's turn at a source in two statements around the fetch, where it
+-- took eight: one claim (lock, gate and cursor, DESIGN.md §5 steps 1-3) and
+-- one that stores a small batch and closes the slot (the gate's verdict, and
+-- the lock released), or just closes it. They are the loader's own; nothing
+-- else should call them.
 --
 -- Both commit asynchronously (synchronous_commit off for their own
 -- transaction only): the gate row is a schedule, not data. Waiting for its
@@ -60,12 +61,13 @@ $$;
 -- A good answer. A nudge that came while the request was in flight
 -- (nudged_at after last_request) means "there is more": the next request
 -- after the interval, not the idle pause, and the empty streak ends.
-CREATE FUNCTION tributary.loader_close_succeeded(p_source int, p_lock_namespace int, p_lease bigint,
-                                                 p_pause_ms bigint, p_interval_ms bigint, p_drained boolean,
-                                                 p_backlog bigint)
+-- loader_gate_succeeded is the close itself, for loader_append to run inside
+-- a batch's transaction (whose commit must stay synchronous).
+CREATE FUNCTION tributary.loader_gate_succeeded(p_source int, p_lock_namespace int, p_lease bigint,
+                                                p_pause_ms bigint, p_interval_ms bigint, p_drained boolean,
+                                                p_backlog bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM set_config('synchronous_commit', 'off', true);
     IF p_lock_namespace IS NOT NULL THEN
         PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
     END IF;
@@ -78,6 +80,17 @@ BEGIN
                                THEN empty_streak + 1 ELSE 0 END,
            backlog = p_backlog, closed_lease = p_lease
      WHERE source_id = p_source AND lease = p_lease AND closed_lease <> p_lease;
+END
+$$;
+
+CREATE FUNCTION tributary.loader_close_succeeded(p_source int, p_lock_namespace int, p_lease bigint,
+                                                 p_pause_ms bigint, p_interval_ms bigint, p_drained boolean,
+                                                 p_backlog bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    PERFORM tributary.loader_gate_succeeded(p_source, p_lock_namespace, p_lease, p_pause_ms, p_interval_ms,
+                                            p_drained, p_backlog);
 END
 $$;
 
@@ -115,29 +128,45 @@ BEGIN
 END
 $$;
 
--- A small batch in one statement, where COPY would take four round trips
--- (BEGIN, the cursor's compare-and-set, COPY, COMMIT) for a few rows: the
--- compare-and-set first, as with COPY, then the rows in id order. Payloads
--- arrive as one JSON array: the sources' own texts joined, never re-encoded.
--- False when the cursor is not at p_expected (another writer moved it):
--- nothing is stored. It commits synchronously, as every batch does.
-CREATE FUNCTION tributary.loader_append(p_source int, p_expected bigint, p_ids bigint[], p_payloads jsonb)
+-- A small batch, and the close of its slot, in one statement: where COPY
+-- would take five round trips (BEGIN, the cursor's compare-and-set, COPY,
+-- COMMIT, then the close) for a few rows. The compare-and-set first, as with
+-- COPY, then the rows in id order; payloads arrive as one JSON array, the
+-- sources' own texts joined, never re-encoded. Returns false when the cursor
+-- was not at p_expected or another writer stored these ids first: nothing
+-- of the batch is stored. Either way the slot is closed as a success, with
+-- the interval as its pause, in the same transaction, which commits
+-- synchronously, as every batch does. The lock goes before the commit; the
+-- gate row's lock, held until the commit, keeps anyone from claiming the
+-- source in between. On an error (a payload PostgreSQL refuses) nothing
+-- happens at all: the caller closes the slot as a failure.
+CREATE FUNCTION tributary.loader_append(p_source int, p_expected bigint, p_ids bigint[], p_payloads jsonb,
+                                        p_lock_namespace int, p_lease bigint, p_interval_ms bigint,
+                                        p_backlog bigint)
 RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    stored boolean := false;
 BEGIN
     IF cardinality(p_ids) IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
         RAISE EXCEPTION 'loader_append: % ids but % payloads', cardinality(p_ids), jsonb_array_length(p_payloads);
     END IF;
-    UPDATE tributary.cursors
-       SET last_event_id = p_ids[cardinality(p_ids)], events_stored = events_stored + cardinality(p_ids),
-           last_stored_at = now()
-     WHERE source_id = p_source AND last_event_id = p_expected;
-    IF NOT FOUND THEN
-        RETURN false;
-    END IF;
-    INSERT INTO tributary.events (source_id, event_id, payload)
-    SELECT p_source, b.id, b.payload
-      FROM ROWS FROM (unnest(p_ids), jsonb_array_elements(p_payloads)) WITH ORDINALITY AS b(id, payload, n)
-     ORDER BY b.n;
-    RETURN true;
+    BEGIN
+        UPDATE tributary.cursors
+           SET last_event_id = p_ids[cardinality(p_ids)], events_stored = events_stored + cardinality(p_ids),
+               last_stored_at = now()
+         WHERE source_id = p_source AND last_event_id = p_expected;
+        IF FOUND THEN
+            INSERT INTO tributary.events (source_id, event_id, payload)
+            SELECT p_source, b.id, b.payload
+              FROM ROWS FROM (unnest(p_ids), jsonb_array_elements(p_payloads)) WITH ORDINALITY AS b(id, payload, n)
+             ORDER BY b.n;
+            stored := true;
+        END IF;
+    EXCEPTION WHEN unique_violation THEN
+        stored := false;  -- rolled back to the block's start: the cursor is untouched too
+    END;
+    PERFORM tributary.loader_gate_succeeded(p_source, p_lock_namespace, p_lease, p_interval_ms, p_interval_ms,
+                                            false, p_backlog);
+    RETURN stored;
 END
 $$;

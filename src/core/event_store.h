@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "event.h"
+#include "source_gate.h"
 
 namespace tributary {
 
@@ -20,8 +21,13 @@ public:
     virtual ~EventStore() = default;
     virtual std::int64_t cursor(int source_id) = 0;
     /// Stores `batch` (non-empty, ids increasing, all > expected_cursor) and
-    /// advances the cursor to its last id, in one transaction.
-    virtual AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch) = 0;
+    /// advances the cursor to its last id, in one transaction. With `close`,
+    /// the source's request slot is closed too (SourceGate::record_success,
+    /// lock released) whenever append returns, conflict or not, in the same
+    /// transaction as the batch where it can; when append throws, the slot
+    /// is not closed, or (DatabaseUnavailable) not known to be.
+    virtual AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
+                                const SourceGate::SlotSuccess* close = nullptr) = 0;
 };
 
 }  // namespace tributary

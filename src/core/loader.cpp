@@ -206,9 +206,11 @@ TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pas
 
     fault_point("after_fetch");
     const auto append_start = ports_.clock.now();
+    // The batch closes its own slot: one commit ends the turn.
+    const SourceGate::SlotSuccess close{source.id, source.interval, pass.lease, {false, result.backlog, source.interval}};
     EventStore::AppendResult appended;
     try {
-        appended = ports_.store.append(source.id, cursor, result.events);
+        appended = ports_.store.append(source.id, cursor, result.events, &close);
     } catch (const BatchRejected& e) {
         return record_failure(source, pass,
                               FetchResult::failure(FetchResult::Status::failing,
@@ -217,7 +219,6 @@ TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pas
     }
     const auto append_time = ports_.clock.now() - append_start;
     if (appended == EventStore::AppendResult::appended) fault_point("after_commit");
-    close_slot(SlotClose::succeeded(source, pass.lease, {false, result.backlog, source.interval}));
     note_next_due(source.interval);
     if (appended == EventStore::AppendResult::conflict) {
         spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",

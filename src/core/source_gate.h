@@ -50,6 +50,16 @@ public:
 
     enum class Failure { transient, throttled, failing };
 
+    /// A success close that travels with a batch, so that the batch and the
+    /// close commit together (EventStore::append): the slot, and what
+    /// record_success would be told.
+    struct SlotSuccess {
+        int source_id = 0;
+        std::chrono::milliseconds interval{0};  ///< the source's
+        std::int64_t lease = 0;
+        Success success;
+    };
+
     virtual ~SourceGate() = default;
     /// Takes the source's lock and reserves the next request slot when the
     /// source is due; with any other decision, the lock is not held. A slot

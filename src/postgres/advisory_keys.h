@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 namespace tributary::postgres {
 
 /// First key of every advisory lock tributary takes (two-int form: no
@@ -10,5 +12,13 @@ constexpr int kAdvisoryNamespace = 0x74726962;
 /// Second key of the lock that serialises `migrate` runs. Source ids are
 /// positive, so it can never collide with a source lock.
 constexpr int kMigrationLockKey = 0;
+
+/// The lock argument of the loader's closing functions (migration 0006):
+/// the namespace when the statement should release the source's lock, else
+/// SQL NULL (libpqxx 6.4 passes a null pointer as NULL).
+inline const char* lock_to_release(bool held) {
+    static const std::string kNamespace = std::to_string(kAdvisoryNamespace);
+    return held ? kNamespace.c_str() : nullptr;
+}
 
 }  // namespace tributary::postgres

@@ -1,6 +1,7 @@
 #include "postgres_event_store.h"
 
 #include <chrono>
+#include <optional>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -10,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/fault_points.h"
+#include "advisory_keys.h"
 
 namespace tributary::postgres {
 
@@ -18,6 +20,8 @@ namespace {
 constexpr const char* kCursor = "tributary_read_cursor";
 constexpr const char* kAdvance = "tributary_advance_cursor";
 constexpr const char* kAppend = "tributary_append_small";
+constexpr const char* kCloseInBatch = "tributary_close_in_batch";
+constexpr const char* kCloseAfterBatch = "tributary_close_after_batch";
 constexpr int kAttempts = 4;
 
 /// Batches up to this size go in one statement (tributary.loader_append);
@@ -65,7 +69,9 @@ PostgresEventStore::PostgresEventStore(PostgresSession& session) : session_(sess
                      "UPDATE tributary.cursors"
                      "   SET last_event_id = $3, events_stored = events_stored + $4, last_stored_at = now()"
                      " WHERE source_id = $1 AND last_event_id = $2");
-    session_.prepare(kAppend, "SELECT tributary.loader_append($1, $2, $3::bigint[], $4::jsonb)");
+    session_.prepare(kAppend, "SELECT tributary.loader_append($1, $2, $3::bigint[], $4::jsonb, $5, $6, $7, $8)");
+    session_.prepare(kCloseInBatch, "SELECT tributary.loader_gate_succeeded($1, $2, $3, $4, $5, $6, $7)");
+    session_.prepare(kCloseAfterBatch, "SELECT tributary.loader_close_succeeded($1, $2, $3, $4, $5, $6, $7)");
 }
 
 std::int64_t PostgresEventStore::cursor(int source_id) {
@@ -78,12 +84,19 @@ std::int64_t PostgresEventStore::cursor(int source_id) {
 }
 
 EventStore::AppendResult PostgresEventStore::append(int source_id, std::int64_t expected_cursor,
-                                                    const EventBatch& batch) {
+                                                    const EventBatch& batch, const SourceGate::SlotSuccess* close) {
+    const auto closing = close ? std::optional<Closing>(Closing(*close, session_)) : std::nullopt;
+    const Closing* with = closing ? &*closing : nullptr;
     for (int attempt = 1;; ++attempt) {
         try {
-            return append_once(source_id, expected_cursor, batch);
+            const auto result = append_once(source_id, expected_cursor, batch, with);
+            if (close) session_.forget_source_lock(close->source_id);
+            return result;
         } catch (const pqxx::unique_violation&) {
-            return AppendResult::conflict;  // another writer stored these ids first
+            // Another writer stored these ids first (COPY: the transaction
+            // is gone, close and all; one statement handles it itself).
+            if (with) close_after_batch(*with);
+            return AppendResult::conflict;
         } catch (const pqxx::data_exception& e) {
             throw BatchRejected(e.what());
         } catch (const pqxx::statement_completion_unknown& e) {
@@ -99,34 +112,74 @@ EventStore::AppendResult PostgresEventStore::append(int source_id, std::int64_t 
     }
 }
 
+PostgresEventStore::Closing::Closing(const SourceGate::SlotSuccess& close, const PostgresSession& session)
+    : source_id(close.source_id),
+      lock(lock_to_release(session.holds_source_lock(close.source_id))),
+      lease(close.lease),
+      pause_ms(close.success.pause.count()),
+      interval_ms(close.interval.count()),
+      drained(close.success.drained),
+      backlog(close.success.backlog ? std::to_string(*close.success.backlog) : std::string()) {}
+
+const char* PostgresEventStore::Closing::backlog_arg() const {
+    return backlog.empty() ? nullptr : backlog.c_str();  // libpqxx 6.4: null pointer = NULL
+}
+
+void PostgresEventStore::close_after_batch(const Closing& close) {
+    session_.run([&](pqxx::connection& c) {
+        pqxx::nontransaction tx(c);
+        tx.exec_prepared(kCloseAfterBatch, close.source_id, close.lock, close.lease, close.pause_ms, close.interval_ms,
+                         close.drained, close.backlog_arg());
+    });
+    session_.forget_source_lock(close.source_id);
+}
+
 EventStore::AppendResult PostgresEventStore::append_once(int source_id, std::int64_t expected_cursor,
-                                                         const EventBatch& batch) {
-    return batch.size() <= kLargestStatementBatch ? append_in_one_statement(source_id, expected_cursor, batch)
-                                                  : append_by_copy(source_id, expected_cursor, batch);
+                                                         const EventBatch& batch, const Closing* close) {
+    return batch.size() <= kLargestStatementBatch ? append_in_one_statement(source_id, expected_cursor, batch, close)
+                                                  : append_by_copy(source_id, expected_cursor, batch, close);
 }
 
 EventStore::AppendResult PostgresEventStore::append_in_one_statement(int source_id, std::int64_t expected_cursor,
-                                                                     const EventBatch& batch) {
+                                                                     const EventBatch& batch, const Closing* close) {
     const auto ids = id_array(batch);
     const auto payloads = payload_array(batch);
+    // Without a close, NULLs: the function's close then matches no lease.
+    const char* lock = close ? close->lock : nullptr;
+    const std::string lease_text = close ? std::to_string(close->lease) : std::string();
+    const char* lease = close ? lease_text.c_str() : nullptr;
+    const auto interval = close ? close->interval_ms : 0;
+    const char* backlog = close ? close->backlog_arg() : nullptr;
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         // The statement is the transaction: dying before it stores nothing,
         // dying while it is on the wire leaves its outcome unknown.
         fault_point("mid_insert");
         fault_point("during_commit");
-        const bool appended = tx.exec_prepared1(kAppend, source_id, expected_cursor, ids, payloads)[0].as<bool>();
+        const bool appended =
+            tx.exec_prepared1(kAppend, source_id, expected_cursor, ids, payloads, lock, lease, interval, backlog)[0]
+                .as<bool>();
         return appended ? AppendResult::appended : AppendResult::conflict;
     });
 }
 
 EventStore::AppendResult PostgresEventStore::append_by_copy(int source_id, std::int64_t expected_cursor,
-                                                            const EventBatch& batch) {
+                                                            const EventBatch& batch, const Closing* close) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::work tx(c);
+        const auto close_in_batch = [&] {
+            if (close)
+                tx.exec_prepared(kCloseInBatch, close->source_id, close->lock, close->lease, close->pause_ms,
+                                 close->interval_ms, close->drained, close->backlog_arg());
+        };
         const auto moved = tx.exec_prepared(kAdvance, source_id, expected_cursor, batch.back().id,
                                             static_cast<std::int64_t>(batch.size()));
-        if (moved.affected_rows() != 1) return AppendResult::conflict;  // tx rolls back unstored
+        if (moved.affected_rows() != 1) {  // nothing stored; the close, if any, commits alone
+            if (!close) return AppendResult::conflict;
+            close_in_batch();
+            tx.commit();
+            return AppendResult::conflict;
+        }
         pqxx::stream_to rows(tx, "tributary.events", std::vector<std::string>{"source_id", "event_id", "payload"});
         const std::size_t half = batch.size() / 2;
         for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -134,6 +187,7 @@ EventStore::AppendResult PostgresEventStore::append_by_copy(int source_id, std::
             rows << std::make_tuple(source_id, batch[i].id, batch[i].payload);
         }
         rows.complete();
+        close_in_batch();
         fault_point("during_commit");
         tx.commit();
         return AppendResult::appended;

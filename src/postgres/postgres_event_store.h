@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 #include "core/event_store.h"
 #include "postgres_session.h"
 
@@ -10,18 +12,35 @@ namespace tributary::postgres {
 /// writer waits on that row and then finds the cursor moved, instead of
 /// inserting a batch only to have it refused), then the rows, then COMMIT.
 /// A small batch is all that in one statement (tributary.loader_append), a
-/// large one goes by COPY in BEGIN ... COMMIT. The unique key
-/// (source_id, event_id) is the last line of defence.
+/// large one goes by COPY in BEGIN ... COMMIT. The slot's close, when given,
+/// is part of the same transaction, and with it the source lock's release.
+/// The unique key (source_id, event_id) is the last line of defence.
 class PostgresEventStore : public EventStore {
 public:
     explicit PostgresEventStore(PostgresSession& session);
     std::int64_t cursor(int source_id) override;
-    AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch) override;
+    AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
+                        const SourceGate::SlotSuccess* close = nullptr) override;
 
 private:
-    AppendResult append_once(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
-    AppendResult append_in_one_statement(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
-    AppendResult append_by_copy(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
+    /// A SlotSuccess as the closing functions' arguments.
+    struct Closing {
+        Closing(const SourceGate::SlotSuccess& close, const PostgresSession& session);
+        const char* backlog_arg() const;
+        int source_id;
+        const char* lock;  ///< lock_to_release()
+        std::int64_t lease, pause_ms, interval_ms;
+        bool drained;
+        std::string backlog;  ///< empty: NULL
+    };
+
+    AppendResult append_once(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
+                             const Closing* close);
+    AppendResult append_in_one_statement(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
+                                         const Closing* close);
+    AppendResult append_by_copy(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
+                                const Closing* close);
+    void close_after_batch(const Closing& close);
 
     PostgresSession& session_;
 };

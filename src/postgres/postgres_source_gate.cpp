@@ -69,7 +69,7 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
         pass.drained = row[2].as<bool>(false);
         pass.empty_streak = row[4].as<int>(0);
         if (decision == "pass") {
-            held_[source.id] = session_.generation();
+            session_.note_source_lock(source.id);
             pass.decision = Decision::pass;
             pass.lease = row[3].as<std::int64_t>();
             if (!row[5].is_null()) pass.cursor = row[5].as<std::int64_t>();
@@ -80,20 +80,11 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
     });
 }
 
-const char* PostgresSourceGate::lock_to_release(int source_id) {
-    static const std::string kNamespace = std::to_string(kAdvisoryNamespace);
-    const auto it = held_.find(source_id);
-    if (it == held_.end()) return nullptr;
-    const bool same_session = it->second == session_.generation();
-    held_.erase(it);
-    return same_session ? kNamespace.c_str() : nullptr;
-}
-
 void PostgresSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
     // libpqxx 6.4 passes a null pointer as SQL NULL.
     const auto& backlog = success.backlog;
     const std::string backlog_text = backlog ? std::to_string(*backlog) : std::string();
-    const char* lock = lock_to_release(source.id);
+    const char* lock = lock_to_release(session_.forget_source_lock(source.id));
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         tx.exec_prepared(kSuccess, source.id, lock, lease, success.pause.count(), source.interval.count(),
@@ -102,7 +93,7 @@ void PostgresSourceGate::record_success(const Source& source, std::int64_t lease
 }
 
 void PostgresSourceGate::release_slot(const Source& source, std::int64_t lease) {
-    const char* lock = lock_to_release(source.id);
+    const char* lock = lock_to_release(session_.forget_source_lock(source.id));
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         tx.exec_prepared(kRelease, source.id, lock, lease, source.interval.count());
@@ -111,7 +102,7 @@ void PostgresSourceGate::release_slot(const Source& source, std::int64_t lease) 
 
 void PostgresSourceGate::record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
                                         std::chrono::milliseconds delay) {
-    const char* lock = lock_to_release(source.id);
+    const char* lock = lock_to_release(session_.forget_source_lock(source.id));
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         tx.exec_prepared(kFailure, source.id, lock, lease, delay.count(), state_name(kind), storable(error));

@@ -1,8 +1,5 @@
 #pragma once
 
-#include <cstdint>
-#include <unordered_map>
-
 #include "core/source_gate.h"
 #include "postgres_session.h"
 
@@ -27,14 +24,7 @@ public:
                         std::chrono::milliseconds delay) override;
 
 private:
-    /// The lock namespace to pass a close when this session still holds the
-    /// source's lock, else null (the lock died with an earlier session, and
-    /// unlocking on this one would only earn a server warning). Forgets it.
-    const char* lock_to_release(int source_id);
-
     PostgresSession& session_;
-    /// source id -> session generation its lock was taken in
-    std::unordered_map<int, std::uint64_t> held_;
 };
 
 }  // namespace tributary::postgres

@@ -489,3 +489,64 @@ TEST_CASE("a source with stored events cannot be removed, not even by hand or wh
                     " WHERE s.id IS NULL") == "0");
     (void)empty;
 }
+
+TEST_CASE("a batch closes its slot and releases the lock in its own transaction, stored or not") {
+    // Both ways a batch is stored: one statement (small), COPY (large).
+    const std::int64_t size = GENERATE(as<std::int64_t>{}, 5, 150);
+    CAPTURE(size);
+    TestDatabase db;
+    auto source = registered(db, "store.close");
+    source.interval = 300ms;
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceGate gate(session);
+    postgres::PostgresEventStore store(session);
+    const auto claim = [&] {
+        db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
+        const auto pass = gate.try_pass(source);
+        REQUIRE(pass.decision == SourceGate::Decision::pass);
+        REQUIRE(locks_on(db, source.id) == "1");
+        return pass;
+    };
+    const auto closed_under = [&](std::int64_t lease) {
+        return db.scalar("SELECT closed_lease FROM tributary.gates") == std::to_string(lease) &&
+               locks_on(db, source.id) == "0";
+    };
+
+    auto pass = claim();
+    SourceGate::SlotSuccess close{source.id, source.interval, pass.lease, {false, std::int64_t{42}, source.interval}};
+    CHECK(store.append(source.id, 0, batch(1, size), &close) == EventStore::AppendResult::appended);
+    CHECK(closed_under(pass.lease));
+    CHECK(db.scalar("SELECT backlog || state || failures FROM tributary.gates") == "42ok0");
+    CHECK(db.scalar("SELECT next_allowed_at - now() BETWEEN interval '200 ms' AND interval '300 ms'"
+                    " FROM tributary.gates") == "t");
+    // Stored in id order: seq follows event_id.
+    CHECK(db.scalar("SELECT bool_and(ok) FROM (SELECT event_id = row_number() OVER (ORDER BY seq) AS ok"
+                    " FROM tributary.events) x") == "t");
+
+    SECTION("the cursor moved meanwhile: nothing stored, the slot closed all the same") {
+        pass = claim();
+        close.lease = pass.lease;
+        CHECK(store.append(source.id, 0, batch(1, size), &close) == EventStore::AppendResult::conflict);
+        CHECK(closed_under(pass.lease));
+    }
+    SECTION("another writer stored these ids first: nothing stored, the slot closed all the same") {
+        db.exec("UPDATE tributary.cursors SET last_event_id = 0");  // as if a writer had lost its lock
+        pass = claim();
+        close.lease = pass.lease;
+        CHECK(store.append(source.id, 0, batch(1, size + 1), &close) == EventStore::AppendResult::conflict);
+        CHECK(closed_under(pass.lease));
+        CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
+    }
+    SECTION("a payload PostgreSQL refuses: the slot stays for the caller to close as a failure") {
+        pass = claim();
+        close.lease = pass.lease;
+        auto bad = batch(size + 1, size + 3);
+        bad[1].payload = R"({"text": "\u0000"})";
+        CHECK_THROWS_AS(store.append(source.id, size, bad, &close), BatchRejected);
+        CHECK(locks_on(db, source.id) == "1");
+        CHECK(db.scalar("SELECT closed_lease FROM tributary.gates") != std::to_string(pass.lease));
+        gate.record_failure(source, pass.lease, SourceGate::Failure::failing, "refused", 1s);
+        CHECK(closed_under(pass.lease));
+    }
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events") == std::to_string(size));
+}

@@ -70,7 +70,8 @@ void FakeSourceGate::record_failure(const Source& source, std::int64_t lease, Fa
     }
 }
 
-EventStore::AppendResult FakeEventStore::append(int source_id, std::int64_t expected_cursor, const EventBatch& batch) {
+EventStore::AppendResult FakeEventStore::append(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
+                                                const SourceGate::SlotSuccess* close) {
     ++appends;
     if (fail_next_append) {
         auto fail = std::move(fail_next_append);
@@ -78,6 +79,17 @@ EventStore::AppendResult FakeEventStore::append(int source_id, std::int64_t expe
         fail();
     }
     if (before_compare_and_set) before_compare_and_set(source_id);
+    const auto result = store(source_id, expected_cursor, batch);
+    if (close && gate) {
+        Source source;
+        source.id = close->source_id;
+        source.interval = close->interval;
+        gate->record_success(source, close->lease, close->success);
+    }
+    return result;
+}
+
+EventStore::AppendResult FakeEventStore::store(int source_id, std::int64_t expected_cursor, const EventBatch& batch) {
     if (cursors[source_id] != expected_cursor) return AppendResult::conflict;
     auto& stored = events[source_id];
     for (const auto& e : batch)

@@ -78,7 +78,8 @@ private:
 class FakeEventStore : public EventStore {
 public:
     std::int64_t cursor(int source_id) override { return cursors[source_id]; }
-    AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch) override;
+    AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
+                        const SourceGate::SlotSuccess* close = nullptr) override;
 
     std::map<int, std::int64_t> cursors;
     std::map<int, EventBatch> events;
@@ -87,6 +88,11 @@ public:
     /// Runs inside append before the compare-and-set: another writer racing.
     std::function<void(int source_id)> before_compare_and_set;
     int appends = 0;
+    /// Where the closes handed to append go (none: they are dropped).
+    SourceGate* gate = nullptr;
+
+private:
+    AppendResult store(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
 };
 
 /// Serves each source's events from a list, or scripted results first.

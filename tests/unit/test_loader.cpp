@@ -21,6 +21,7 @@ struct Rig {
     Loader loader;
 
     Rig() : loader({catalog, gate, store, fetcher, clock}, options(), stop) {
+        store.gate = &gate;
         catalog.add(1, "orders.eu");
         catalog.add(2, "orders.us");
     }
