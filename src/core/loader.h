@@ -62,7 +62,8 @@ struct LoaderOptions {
 };
 
 /// The per-source pass of DESIGN.md §5 over all enabled sources:
-/// lock → gate → cursor → fetch → atomic append → release. Nothing a source
+/// claim (lock, gate, cursor) → fetch → append, closing the slot and releasing
+/// the lock in the same transaction (or close the slot alone). Nothing a source
 /// does stops the loop; only a stop, a limit, or the database being away for
 /// good (it keeps retrying) changes its course. One Loader per worker; its
 /// ports are that worker's own (one database session, one HTTP handle).
