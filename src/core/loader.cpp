@@ -88,6 +88,12 @@ PassSummary Loader::run_once() {
     summary.next_due_in = schedule.next_due_in;
     soonest_due_in_.reset();
     const auto sources = visiting_order(schedule);
+    if (sources.size() < schedule.due.size()) {
+        // Others' overdue sources, left to their owners for this pass: due
+        // now, so look again straight after it, and not idle yet.
+        summary.next_due_in = std::chrono::milliseconds(0);
+        summary.pending += schedule.due.size() - sources.size();
+    }
     if (sources.empty()) return summary;
     for (const Source* next : sources) {
         if (stop_.stop_requested()) break;

@@ -24,6 +24,15 @@ public:
                         std::chrono::milliseconds delay) override;
 
 private:
+    /// Runs one statement; after an error that left the session alive,
+    /// makes sure the source's lock is not held.
+    template <typename Statement>
+    auto guarded(int source_id, Statement&& statement);
+    /// A close: the statement gets the lock argument (lock_to_release).
+    template <typename Statement>
+    void close(int source_id, Statement&& statement);
+    void release_if_held(int source_id) noexcept;
+
     PostgresSession& session_;
 };
 

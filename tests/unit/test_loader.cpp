@@ -396,6 +396,9 @@ TEST_CASE("workers of a process ask their own due sources, and take others' only
     rig.fetcher.produce(1, 11, 5);
     const auto busy = w2.run_once();  // but w2 has its own work: it races nobody
     CHECK(busy.sources == 1);
+    // ... and looks again straight away, not idle while the other waits.
+    CHECK(busy.next_due_in == std::optional<std::chrono::milliseconds>(0));
+    CHECK_FALSE(busy.caught_up());
     CHECK(rig.store.cursors[1] == 15);
     CHECK(rig.store.cursors[2] == 5);
     const auto idle = w2.run_once();  // its own is done: it helps
