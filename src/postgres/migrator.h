@@ -23,8 +23,10 @@ public:
     /// Throws when the database is newer than this binary.
     std::vector<std::string> migrate();
 
-    /// What a command needs of the database: the tables (the loader, whose
-    /// SQL lives in its adapters), or the sql/ definitions as well.
+    /// What a command needs of the database: the migrations (the loader,
+    /// whose SQL is in its adapters and in migration 0006's functions, kept
+    /// in a migration so that `run` depends on the schema version alone and
+    /// not on the consumer-group definitions), or the sql/ definitions too.
     enum class Needs { tables, tables_and_definitions };
 
     /// Throws, telling the user to run `tributary migrate`, unless the
