@@ -31,7 +31,9 @@ struct SourceSchedule {
     /// there is none.
     std::optional<std::chrono::milliseconds> next_due_in;
     /// Enabled sources not in `due` whose last answer was a batch (they are
-    /// likely to have more): while any exist, the loader is not idle.
+    /// likely to have more) and that nobody is asking right now (a request
+    /// in flight is its holder's to see through): while any exist, the
+    /// loader is not idle.
     std::size_t pending = 0;
 };
 

@@ -85,12 +85,14 @@ TEST_CASE("a source that healed is loaded after its backoff") {
     TestDatabase db;
     SourceServer server({"--sources", "1", "--prefix", "heal.src-", "--backlog", "20", "--fault", "heal.src-0=http-503-bare"});
     run_tributary(db.url(), {"source", "add", "heal.src-0", "--url", server.events_url("heal.src-0")});
-    run_tributary(db.url(), {"run", "--until-idle"});
+    const auto failing = run_tributary(db.url(), {"run", "--until-idle"});
+    INFO("first run: " << failing.err);
     CHECK(status_by_name(db.url())["heal.src-0"]["state"] == "transient");
 
     server.set_fault("heal.src-0", "none");
     std::this_thread::sleep_for(1100ms);  // the first transient backoff is at most 1 s
-    run_tributary(db.url(), {"run", "--until-idle"});
+    const auto healed = run_tributary(db.url(), {"run", "--until-idle"});
+    INFO("second run: " << healed.err);
     const auto row = status_by_name(db.url())["heal.src-0"];
     CHECK(row["state"] == "ok");
     CHECK(row["events_stored"] == 20);

@@ -260,6 +260,18 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
     CHECK(later.pending == 1);
     CHECK(db.scalar("SELECT string_agg(empty_streak::text || drained::text, ',' ORDER BY source_id) FROM tributary.gates") ==
           "3true,0false,0false");
+    {
+        // While someone asks it, busy is theirs to see through, not pending
+        // for the others (they would sleep past it, then ask again).
+        db.exec("UPDATE tributary.gates SET next_allowed_at = now() WHERE source_id = " + std::to_string(busy.id));
+        postgres::PostgresSession other_session(db.url());
+        postgres::PostgresSourceGate other(other_session);
+        const auto in_flight = other.try_pass(busy);
+        REQUIRE(in_flight.decision == SourceGate::Decision::pass);
+        CHECK(registry.schedule({}).pending == 0);
+        other.record_success(busy, in_flight.lease, {false, 7, 3s});
+        CHECK(registry.schedule({}).pending == 1);
+    }
 
     db.exec("UPDATE tributary.gates SET next_allowed_at = now() - interval '1 s' WHERE source_id = " +
             std::to_string(quiet.id));

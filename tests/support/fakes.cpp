@@ -136,7 +136,8 @@ SourceSchedule FakeSourceCatalog::schedule(const ScheduleShare& share) {
         }
         const auto wait = std::chrono::ceil<std::chrono::milliseconds>(due_for_us - clock_->now());
         schedule.next_due_in = std::min(schedule.next_due_in.value_or(wait), wait);
-        if (!row->second.drained && row->second.failures == 0) ++schedule.pending;
+        if (!row->second.drained && row->second.failures == 0 && row->second.lease == row->second.closed_lease)
+            ++schedule.pending;
     }
     return schedule;
 }
