@@ -137,28 +137,6 @@ TEST_CASE("a claim or a close that fails does not keep the lock") {
     again.abort();
 }
 
-TEST_CASE("a lock dies with its session; the close after a reconnect leaves the new holder's lock alone") {
-    TestDatabase db;
-    auto source = registered(db, "gate.lost_lock");
-    postgres::PostgresSession a(db.url()), b(db.url());
-    postgres::PostgresSourceGate first(a), second(b);
-    const auto mine = first.try_pass(source);
-    REQUIRE(mine.decision == SourceGate::Decision::pass);
-    db.exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = " +
-            std::to_string(source.id));
-    db.exec("UPDATE tributary.gates SET next_allowed_at = now()");  // as if its lease ran out
-    const auto theirs = second.try_pass(source);
-    REQUIRE(theirs.decision == SourceGate::Decision::pass);
-    // The first session is dead: its next use says so; the replay reconnects
-    // and, under a stale lease and without the lock, changes nothing.
-    CHECK_THROWS_AS(first.release_slot(source, mine.lease), DatabaseUnavailable);
-    first.release_slot(source, mine.lease);
-    CHECK(locks_on(db, source.id) == "1");
-    CHECK(first.try_pass(source).decision == SourceGate::Decision::locked);
-    second.record_success(source, theirs.lease, {false, std::nullopt, source.interval});
-    CHECK(locks_on(db, source.id) == "0");
-}
-
 TEST_CASE("a compare-and-set conflict rolls back and stores nothing") {
     TestDatabase db;
     const auto source = registered(db, "cas.conflict", 100);
@@ -369,7 +347,7 @@ TEST_CASE("a nudge brings an idle source forward, never past its gate, and wakes
     CHECK(control.received > before);
 }
 
-TEST_CASE("a stale lease cannot close a newer reservation (a zombie cannot shorten a lease)") {
+TEST_CASE("a stale lease cannot close a newer reservation nor release its lock (a zombie cannot shorten a lease)") {
     TestDatabase db;
     auto source = registered(db, "gate.zombie");
     source.interval = 100ms;
@@ -394,8 +372,10 @@ TEST_CASE("a stale lease cannot close a newer reservation (a zombie cannot short
     zombie.record_failure(source, stale.lease, SourceGate::Failure::transient, "late", 0ms);
     CHECK(db.scalar("SELECT next_allowed_at FROM tributary.gates") == leased_until);
     CHECK(db.scalar("SELECT failures FROM tributary.gates") == "0");
+    CHECK(locks_on(db, source.id) == "1");  // the live holder's, untouched
     CHECK(zombie.try_pass(source).decision == SourceGate::Decision::locked);
     live.release_slot(source, fresh.lease);
+    CHECK(locks_on(db, source.id) == "0");
     CHECK(zombie.try_pass(source).decision == SourceGate::Decision::not_due);
 }
 
