@@ -86,8 +86,11 @@ std::int64_t PostgresEventStore::cursor(int source_id) {
 
 EventStore::AppendResult PostgresEventStore::append(int source_id, std::int64_t expected_cursor,
                                                     const EventBatch& batch, const SourceGate::SlotSuccess* close) {
-    const auto closing = close ? std::optional<Closing>(Closing(*close, session_)) : std::nullopt;
-    const Closing* with = closing ? &*closing : nullptr;
+    const auto closing =
+        close ? std::optional<SuccessClose>(std::in_place, *close,
+                                            lock_to_release(session_.holds_source_lock(close->source_id)))
+              : std::nullopt;
+    const SuccessClose* with = closing ? &*closing : nullptr;
     for (int attempt = 1;; ++attempt) {
         try {
             const auto result = append_once(source_id, expected_cursor, batch, with);
@@ -113,44 +116,30 @@ EventStore::AppendResult PostgresEventStore::append(int source_id, std::int64_t 
     }
 }
 
-PostgresEventStore::Closing::Closing(const SourceGate::SlotSuccess& close, const PostgresSession& session)
-    : source_id(close.source_id),
-      lock(lock_to_release(session.holds_source_lock(close.source_id))),
-      lease(close.lease),
-      pause_ms(close.success.pause.count()),
-      interval_ms(close.interval.count()),
-      drained(close.success.drained),
-      backlog(close.success.backlog ? std::to_string(*close.success.backlog) : std::string()) {}
-
-const char* PostgresEventStore::Closing::backlog_arg() const {
-    return backlog.empty() ? nullptr : backlog.c_str();  // libpqxx 6.4: null pointer = NULL
-}
-
-void PostgresEventStore::close_after_batch(const Closing& close) {
+void PostgresEventStore::close_after_batch(const SuccessClose& close) {
     session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        tx.exec_prepared(kCloseAfterBatch, close.source_id, close.lock, close.lease, close.pause_ms, close.interval_ms,
-                         close.drained, close.backlog_arg());
+        close.run(tx, kCloseAfterBatch);
     });
-    session_.forget_source_lock(close.source_id);
+    session_.forget_source_lock(close.source_id());
 }
 
 EventStore::AppendResult PostgresEventStore::append_once(int source_id, std::int64_t expected_cursor,
-                                                         const EventBatch& batch, const Closing* close) {
+                                                         const EventBatch& batch, const SuccessClose* close) {
     return batch.size() <= kLargestStatementBatch ? append_in_one_statement(source_id, expected_cursor, batch, close)
                                                   : append_by_copy(source_id, expected_cursor, batch, close);
 }
 
 EventStore::AppendResult PostgresEventStore::append_in_one_statement(int source_id, std::int64_t expected_cursor,
-                                                                     const EventBatch& batch, const Closing* close) {
+                                                                     const EventBatch& batch, const SuccessClose* close) {
     const auto ids = id_array(batch);
     const auto payloads = payload_array(batch);
     // Without a close, NULLs: the function's close then matches no lease.
-    const char* lock = close ? close->lock : nullptr;
-    const std::string lease_text = close ? std::to_string(close->lease) : std::string();
+    const char* lock = close ? close->lock() : nullptr;
+    const std::string lease_text = close ? std::to_string(close->lease()) : std::string();
     const char* lease = close ? lease_text.c_str() : nullptr;
-    const auto interval = close ? close->interval_ms : 0;
-    const char* backlog = close ? close->backlog_arg() : nullptr;
+    const auto interval = close ? close->interval_ms() : 0;
+    const char* backlog = close ? close->backlog() : nullptr;
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         // The statement is the transaction: dying before it stores nothing,
@@ -165,13 +154,11 @@ EventStore::AppendResult PostgresEventStore::append_in_one_statement(int source_
 }
 
 EventStore::AppendResult PostgresEventStore::append_by_copy(int source_id, std::int64_t expected_cursor,
-                                                            const EventBatch& batch, const Closing* close) {
+                                                            const EventBatch& batch, const SuccessClose* close) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::work tx(c);
         const auto close_in_batch = [&] {
-            if (close)
-                tx.exec_prepared(kCloseInBatch, close->source_id, close->lock, close->lease, close->pause_ms,
-                                 close->interval_ms, close->drained, close->backlog_arg());
+            if (close) close->run(tx, kCloseInBatch);
         };
         const auto moved = tx.exec_prepared(kAdvance, source_id, expected_cursor, batch.back().id,
                                             static_cast<std::int64_t>(batch.size()));

@@ -4,6 +4,7 @@
 
 #include "core/event_store.h"
 #include "postgres_session.h"
+#include "success_close.h"
 
 namespace tributary::postgres {
 
@@ -23,24 +24,13 @@ public:
                         const SourceGate::SlotSuccess* close = nullptr) override;
 
 private:
-    /// A SlotSuccess as the closing functions' arguments.
-    struct Closing {
-        Closing(const SourceGate::SlotSuccess& close, const PostgresSession& session);
-        const char* backlog_arg() const;
-        int source_id;
-        const char* lock;  ///< lock_to_release()
-        std::int64_t lease, pause_ms, interval_ms;
-        bool drained;
-        std::string backlog;  ///< empty: NULL
-    };
-
     AppendResult append_once(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
-                             const Closing* close);
+                             const SuccessClose* close);
     AppendResult append_in_one_statement(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
-                                         const Closing* close);
+                                         const SuccessClose* close);
     AppendResult append_by_copy(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
-                                const Closing* close);
-    void close_after_batch(const Closing& close);
+                                const SuccessClose* close);
+    void close_after_batch(const SuccessClose& close);
 
     PostgresSession& session_;
 };

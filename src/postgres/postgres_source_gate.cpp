@@ -6,6 +6,7 @@
 
 #include "advisory_keys.h"
 #include "core/errors.h"
+#include "success_close.h"
 
 namespace tributary::postgres {
 
@@ -114,12 +115,8 @@ SourceGate::Pass PostgresSourceGate::try_pass(const Source& source) {
 }
 
 void PostgresSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
-    // libpqxx 6.4 passes a null pointer as SQL NULL.
-    const auto& backlog = success.backlog;
-    const std::string backlog_text = backlog ? std::to_string(*backlog) : std::string();
     close(source.id, [&](pqxx::nontransaction& tx, const char* lock) {
-        tx.exec_prepared(kSuccess, source.id, lock, lease, success.pause.count(), source.interval.count(),
-                         success.drained, backlog ? backlog_text.c_str() : static_cast<const char*>(nullptr));
+        SuccessClose({source.id, source.interval, lease, success}, lock).run(tx, kSuccess);
     });
 }
 
