@@ -17,9 +17,8 @@
 #include "metrics/loader_metrics.h"
 #include "metrics/metrics_server.h"
 #include "postgres/migrator.h"
-#include "postgres/postgres_event_store.h"
 #include "postgres/postgres_session.h"
-#include "postgres/postgres_source_gate.h"
+#include "postgres/postgres_source_turn.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
 #include "postgres/postgres_source_registry.h"
@@ -98,8 +97,7 @@ bool run_worker(int index, const Shared& shared) {
                 if (generation > 1) m->database_reconnected();
             });
         postgres::PostgresSourceRegistry catalog(session);
-        postgres::PostgresSourceGate gate(session);
-        postgres::PostgresEventStore store(session);
+        postgres::PostgresSourceTurn turn(session);
         CurlEventFetcher fetcher(FetchLimits{}, shared.stop);
         SystemClock clock(shared.stop, shared.hints);
         LoaderOptions loader_options;
@@ -110,7 +108,7 @@ bool run_worker(int index, const Shared& shared) {
         // Hints wake a sleeping worker for source changes and nudges; the
         // schedule's own refresh is then only the safety net.
         loader_options.schedule_refresh = shared.hints ? std::chrono::seconds(5) : std::chrono::seconds(1);
-        Loader loader({catalog, gate, store, fetcher, clock}, loader_options, shared.stop, shared.observer);
+        Loader loader({catalog, turn, fetcher, clock}, loader_options, shared.stop, shared.observer);
         loader.run(shared.options.until_idle);
         return true;
     } catch (const std::exception& e) {

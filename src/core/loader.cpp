@@ -22,11 +22,11 @@ FailureClass failure_class(FetchResult::Cause cause) {
     return FailureClass::network;
 }
 
-SourceGate::Failure gate_failure(FetchResult::Status status) {
+SlotClose::Failure slot_failure(FetchResult::Status status) {
     switch (status) {
-        case FetchResult::Status::throttled: return SourceGate::Failure::throttled;
-        case FetchResult::Status::failing: return SourceGate::Failure::failing;
-        default: return SourceGate::Failure::transient;
+        case FetchResult::Status::throttled: return SlotClose::Failure::throttled;
+        case FetchResult::Status::failing: return SlotClose::Failure::failing;
+        default: return SlotClose::Failure::transient;
     }
 }
 
@@ -118,33 +118,34 @@ PassSummary Loader::run_once() {
 }
 
 TurnReport Loader::load_source(const Source& source) {
-    const auto pass = ports_.gate.try_pass(source);
-    switch (pass.decision) {
-        case SourceGate::Decision::locked: return {SourceOutcome::locked};
+    // The lease starts when the database runs the claim, a moment after this.
+    const auto claimed_at = ports_.clock.now();
+    const auto claim = ports_.turn.claim(source);
+    switch (claim.decision) {
+        case SourceTurn::Decision::locked: return {SourceOutcome::locked};
         // Asked lately, by any worker of any process, and it had nothing then:
         // as good as asked now, for deciding that everything is loaded.
-        case SourceGate::Decision::not_due: return {pass.drained ? SourceOutcome::empty : SourceOutcome::not_due};
-        case SourceGate::Decision::backing_off: return {SourceOutcome::backing_off};
-        case SourceGate::Decision::pass: break;
+        case SourceTurn::Decision::not_due: return {claim.drained ? SourceOutcome::empty : SourceOutcome::not_due};
+        case SourceTurn::Decision::backing_off: return {SourceOutcome::backing_off};
+        case SourceTurn::Decision::pass: break;
     }
     // From here on this worker holds the source; every path closes the slot,
     // and the close lets the lock go.
-    const auto passed_at = ports_.clock.now();
     try {
-        return fetch_and_store(source, pass, passed_at);
+        return fetch_and_store(source, claim, claimed_at);
     } catch (const DatabaseUnavailable&) {
-        abandon_slot(source, pass.lease);
+        abandon_slot(source, claim.lease);
         throw;
     } catch (const std::exception& e) {
         // The slot is reserved: close it with a backoff and a visible cause,
         // rather than leaving the source leased and "ok" in status.
         try {
-            return record_failure(source, pass,
+            return record_failure(source, claim,
                                   FetchResult::failure(FetchResult::Status::transient,
                                                        std::string("database error: ") + e.what()),
                                   FailureClass::store);
         } catch (const DatabaseUnavailable&) {
-            abandon_slot(source, pass.lease);
+            abandon_slot(source, claim.lease);
             throw;
         }
     }
@@ -154,79 +155,77 @@ void Loader::abandon_slot(const Source& source, std::int64_t lease) {
     // The slot stays leased (up to the request timeout and more) unless we
     // close it once the database is back: as intended, if the close itself
     // was cut short, else released at the interval.
-    abandoned_slot_ = closing_ ? *closing_ : SlotClose::release(source, lease);
+    abandoned_slot_ = closing_ ? *closing_ : PendingClose{source, SlotClose::released(lease)};
     closing_.reset();
 }
 
-TurnReport Loader::fetch_and_store(const Source& source, const SourceGate::Pass& pass,
-                                   Clock::time_point passed_at) {
-    // From here on a request slot is reserved at the gate; every path closes it.
-    const std::int64_t cursor = pass.cursor ? *pass.cursor : ports_.store.cursor(source.id);
+TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim& claim,
+                                   Clock::time_point claimed_at) {
     const auto fetch_start = ports_.clock.now();
-    if (fetch_start - passed_at > options_.max_start_delay) {
+    if (fetch_start - claimed_at > options_.max_start_delay) {
         // Our lease may have run out and the source be someone else's now: a
         // request from us could reach it too soon after theirs.
-        spdlog::warn("source={} worker={} stalled {} ms between the gate and the request; request abandoned",
+        spdlog::warn("source={} worker={} stalled {} ms between the claim and the request; request abandoned",
                      source.name, options_.worker,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(fetch_start - passed_at).count());
-        close_slot(SlotClose::release(source, pass.lease));
+                     std::chrono::duration_cast<std::chrono::milliseconds>(fetch_start - claimed_at).count());
+        close_slot(source, SlotClose::released(claim.lease));
         return {SourceOutcome::conflict};
     }
+    const std::int64_t after_id = claim.cursor.id();
     FetchResult result;
     try {
-        result = ports_.fetcher.fetch(source, cursor, source.batch_size);
+        result = ports_.fetcher.fetch(source, after_id, source.batch_size);
     } catch (const std::exception& e) {
         result = FetchResult::failure(FetchResult::Status::transient, std::string("fetch error: ") + e.what())
                      .because(FetchResult::Cause::network);
     }
     const auto fetch_time = ports_.clock.now() - fetch_start;
     if (result.status == FetchResult::Status::stopped) {
-        close_slot(SlotClose::release(source, pass.lease));
+        close_slot(source, SlotClose::released(claim.lease));
         return {SourceOutcome::stopped};
     }
     TurnReport report{SourceOutcome::failed};
     if (result.status != FetchResult::Status::ok) {
-        report = record_failure(source, pass, result, failure_class(result.cause));
-    } else if (auto why = batch_violation(result.events, cursor)) {
+        report = record_failure(source, claim, result, failure_class(result.cause));
+    } else if (auto why = batch_violation(result.events, after_id)) {
         // The fetcher validated already; checking again here keeps the
         // promise even for a fetcher that gets it wrong.
-        report = record_failure(source, pass, FetchResult::failure(FetchResult::Status::failing, *why),
+        report = record_failure(source, claim, FetchResult::failure(FetchResult::Status::failing, *why),
                                 FailureClass::invalid_batch);
     } else {
-        report = store_batch(source, pass, cursor, result);
+        report = store_batch(source, claim, result);
     }
     report.fetch_time = fetch_time;
     return report;
 }
 
-TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pass, std::int64_t cursor,
-                               FetchResult& result) {
+TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& claim, FetchResult& result) {
+    const std::int64_t cursor = claim.cursor.id();
     if (result.events.size() > static_cast<std::size_t>(source.batch_size))
         result.events.resize(static_cast<std::size_t>(source.batch_size));
     if (result.events.empty()) {
-        const auto pause = idle_polling_.pause(source.interval, pass.empty_streak + 1);
-        close_slot(SlotClose::succeeded(source, pass.lease, {true, result.backlog, pause}));
+        const auto pause = idle_polling_.pause(source.interval, claim.empty_streak + 1);
+        close_slot(source, SlotClose::succeeded(claim.lease, true, result.backlog, pause));
         note_next_due(pause);
         return {SourceOutcome::empty, 0, FailureClass::none, {}, {}, cursor, result.backlog};
     }
 
     fault_point("after_fetch");
     const auto append_start = ports_.clock.now();
-    // The batch closes its own slot: one commit ends the turn.
-    const SourceGate::SlotSuccess close{source.id, source.interval, pass.lease, {false, result.backlog, source.interval}};
-    EventStore::AppendResult appended;
+    SourceTurn::Stored stored;
     try {
-        appended = ports_.store.append(source.id, cursor, result.events, &close);
+        // The batch closes its own slot: one commit ends the turn.
+        stored = ports_.turn.append_and_close(source, claim, result.events, result.backlog);
     } catch (const BatchRejected& e) {
-        return record_failure(source, pass,
+        return record_failure(source, claim,
                               FetchResult::failure(FetchResult::Status::failing,
                                                    std::string("PostgreSQL refused the batch: ") + e.what()),
                               FailureClass::store);
     }
     const auto append_time = ports_.clock.now() - append_start;
-    if (appended == EventStore::AppendResult::appended) fault_point("after_commit");
+    if (stored == SourceTurn::Stored::appended) fault_point("after_commit");
     note_next_due(source.interval);
-    if (appended == EventStore::AppendResult::conflict) {
+    if (stored == SourceTurn::Stored::conflict) {
         spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
                      source.name, options_.worker, cursor);
         return {SourceOutcome::conflict};
@@ -237,9 +236,9 @@ TurnReport Loader::store_batch(const Source& source, const SourceGate::Pass& pas
             result.events.back().id, result.backlog};
 }
 
-TurnReport Loader::record_failure(const Source& source, const SourceGate::Pass& pass, const FetchResult& result,
+TurnReport Loader::record_failure(const Source& source, const SourceTurn::Claim& claim, const FetchResult& result,
                                   FailureClass failure) {
-    const int failures = pass.consecutive_failures + 1;
+    const int failures = claim.consecutive_failures + 1;
     std::chrono::milliseconds delay;
     switch (result.status) {
         case FetchResult::Status::throttled: delay = result.retry_after; break;
@@ -249,7 +248,7 @@ TurnReport Loader::record_failure(const Source& source, const SourceGate::Pass& 
     delay = std::max(delay, source.interval);
     spdlog::warn("source={} worker={} fetch {} (failure {} in a row), next try in {} ms: {}", source.name,
                  options_.worker, to_string(result.status), failures, delay.count(), result.error);
-    close_slot(SlotClose::failed(source, pass.lease, gate_failure(result.status), result.error, delay));
+    close_slot(source, SlotClose::failed(claim.lease, slot_failure(result.status), result.error, delay));
     note_next_due(delay);
     TurnReport report{SourceOutcome::failed};
     report.failure = failure;
@@ -282,20 +281,10 @@ std::vector<const Source*> Loader::visiting_order(const SourceSchedule& schedule
     return others;
 }
 
-void Loader::close_slot(SlotClose close) {
-    closing_ = std::move(close);
-    apply(*closing_);
+void Loader::close_slot(const Source& source, SlotClose close) {
+    closing_ = PendingClose{source, std::move(close)};
+    ports_.turn.close(closing_->source, closing_->close);
     closing_.reset();
-}
-
-void Loader::apply(const SlotClose& close) {
-    switch (close.kind) {
-        case SlotClose::Kind::release: ports_.gate.release_slot(close.source, close.lease); return;
-        case SlotClose::Kind::success: ports_.gate.record_success(close.source, close.lease, close.success); return;
-        case SlotClose::Kind::failure:
-            ports_.gate.record_failure(close.source, close.lease, close.failure, close.error, close.delay);
-            return;
-    }
 }
 
 void Loader::close_abandoned_slot() {
@@ -303,7 +292,7 @@ void Loader::close_abandoned_slot() {
     // Named by its lease: if the lease ran out and another worker took the
     // source meanwhile, or the close did commit before the connection died,
     // this changes nothing.
-    apply(*abandoned_slot_);
+    ports_.turn.close(abandoned_slot_->source, abandoned_slot_->close);
     abandoned_slot_.reset();
 }
 

@@ -9,12 +9,12 @@
 #include "backoff.h"
 #include "clock.h"
 #include "event_fetcher.h"
-#include "event_store.h"
 #include "idle_pause.h"
 #include "idle_polling.h"
 #include "loader_observer.h"
 #include "source_catalog.h"
-#include "source_gate.h"
+#include "slot_close.h"
+#include "source_turn.h"
 #include "stop_signal.h"
 
 namespace tributary {
@@ -54,16 +54,16 @@ struct LoaderOptions {
     std::chrono::milliseconds outage_max{10000};
     /// A request must start within this long of passing the gate: the gate's
     /// lease covers the request's timeout plus a margin for what comes
-    /// before it (see PostgresSourceGate), and a worker that stalled longer
+    /// before it (see PostgresSourceTurn), and a worker that stalled longer
     /// (paused, swapped out) may have lost the source to another.
     std::chrono::milliseconds max_start_delay{4000};
     /// How often a working loader logs what it stored.
     std::chrono::seconds progress_every{10};
 };
 
-/// The per-source pass of DESIGN.md §5 over all enabled sources:
-/// claim (lock, gate, cursor) → fetch → append, closing the slot and releasing
-/// the lock in the same transaction (or close the slot alone). Nothing a source
+/// The per-source pass of DESIGN.md §5 over all enabled sources, one
+/// SourceTurn each: claim (lock, gate, cursor) → fetch → append-and-close
+/// (batch, cursor, slot and lock in one transaction) or close alone. Nothing a source
 /// does stops the loop; only a stop, a limit, or the database being away for
 /// good (it keeps retrying) changes its course. One Loader per worker; its
 /// ports are that worker's own (one database session, one HTTP handle).
@@ -71,8 +71,7 @@ class Loader {
 public:
     struct Ports {
         SourceCatalog& catalog;
-        SourceGate& gate;
-        EventStore& store;
+        SourceTurn& turn;
         EventFetcher& fetcher;
         Clock& clock;
     };
@@ -91,56 +90,28 @@ public:
     TurnReport load_source(const Source& source);
 
 private:
-    TurnReport fetch_and_store(const Source& source, const SourceGate::Pass& pass, Clock::time_point passed_at);
-    TurnReport store_batch(const Source& source, const SourceGate::Pass& pass, std::int64_t cursor, FetchResult& result);
+    TurnReport fetch_and_store(const Source& source, const SourceTurn::Claim& claim, Clock::time_point claimed_at);
+    TurnReport store_batch(const Source& source, const SourceTurn::Claim& claim, FetchResult& result);
+    TurnReport record_failure(const Source& source, const SourceTurn::Claim& claim, const FetchResult& result,
+                              FailureClass failure);
     void report_progress(const PassSummary& summary);
     std::chrono::milliseconds sleep_after(const PassSummary& summary) const;
     void note_next_due(std::chrono::milliseconds pause);
-    void close_abandoned_slot();
     std::vector<const Source*> visiting_order(const SourceSchedule& schedule);
     /// This worker's part of the due sources.
     ScheduleShare share() const { return {options_.worker_index, options_.worker_count, options_.take_over_after}; }
 
-    /// How a reserved gate slot is to be closed. Kept while the close is
-    /// under way: if the database goes away meanwhile, the same close is
-    /// replayed once it answers again (closes apply once per lease), so a
-    /// backoff or Retry-After is never lost to an outage.
-    struct SlotClose {
-        enum class Kind { release, success, failure } kind = Kind::release;
+    /// A close and the source it is for. Kept while the close is under way:
+    /// if the database goes away meanwhile, the same close is replayed once
+    /// it answers again (closes apply once per lease), so a backoff or
+    /// Retry-After is never lost to an outage.
+    struct PendingClose {
         Source source;
-        std::int64_t lease = 0;
-        SourceGate::Success success;
-        SourceGate::Failure failure = SourceGate::Failure::transient;
-        std::string error;
-        std::chrono::milliseconds delay{0};
-
-        static SlotClose release(const Source& source, std::int64_t lease) {
-            SlotClose c;
-            c.source = source;
-            c.lease = lease;
-            return c;
-        }
-        static SlotClose succeeded(const Source& source, std::int64_t lease, SourceGate::Success success) {
-            auto c = release(source, lease);
-            c.kind = Kind::success;
-            c.success = success;
-            return c;
-        }
-        static SlotClose failed(const Source& source, std::int64_t lease, SourceGate::Failure failure,
-                                std::string error, std::chrono::milliseconds delay) {
-            auto c = release(source, lease);
-            c.kind = Kind::failure;
-            c.failure = failure;
-            c.error = std::move(error);
-            c.delay = delay;
-            return c;
-        }
+        SlotClose close;
     };
-    void close_slot(SlotClose close);
+    void close_slot(const Source& source, SlotClose close);
     void abandon_slot(const Source& source, std::int64_t lease);
-    void apply(const SlotClose& close);
-    TurnReport record_failure(const Source& source, const SourceGate::Pass& pass, const FetchResult& result,
-                              FailureClass failure);
+    void close_abandoned_slot();
 
     Ports ports_;
     LoaderOptions options_;
@@ -150,8 +121,8 @@ private:
     IdlePolling idle_polling_;
     /// The soonest next request this worker set at a gate in the current pass.
     std::optional<std::chrono::milliseconds> soonest_due_in_;
-    std::optional<SlotClose> closing_;         ///< the close under way, if any
-    std::optional<SlotClose> abandoned_slot_;  ///< a close the database's going away cut short
+    std::optional<PendingClose> closing_;         ///< the close under way, if any
+    std::optional<PendingClose> abandoned_slot_;  ///< a close the database's going away cut short
     std::size_t pass_count_ = 0;
     std::size_t events_since_report_ = 0;
     Clock::time_point last_report_{};

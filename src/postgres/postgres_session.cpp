@@ -30,7 +30,6 @@ void PostgresSession::prepare(std::string name, std::string sql) {
 }
 
 void PostgresSession::disconnect() noexcept {
-    source_locks_.clear();
     if (!connection_) return;
     try {
         connection_->disconnect();

@@ -4,7 +4,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -18,7 +17,8 @@ namespace tributary::postgres {
 /// `run` translates the ways a session dies (server gone, connection cut,
 /// backend terminated, COMMIT outcome unknown) into DatabaseUnavailable and
 /// drops the connection, so the next call starts a fresh session. Session
-/// state (advisory locks) dies with it: `generation` tells holders.
+/// state (advisory locks) dies with it: `generation` tells holders (see
+/// PostgresSourceTurn).
 class PostgresSession {
 public:
     explicit PostgresSession(std::string conninfo);
@@ -47,15 +47,6 @@ public:
     /// Closes the connection (and so releases every session lock).
     void disconnect() noexcept;
 
-    /// Bookkeeping of the source locks this connection holds (taken and
-    /// released in SQL, see PostgresSourceGate): they die with it.
-    void note_source_lock(int source_id) { source_locks_.insert(source_id); }
-    bool holds_source_lock(int source_id) const { return source_locks_.count(source_id) > 0; }
-    /// Forgets a source's lock; true when this connection holds it, so the
-    /// statement at hand should release it (on a newer connection it is
-    /// gone already, and unlocking would only earn a server warning).
-    bool forget_source_lock(int source_id) { return source_locks_.erase(source_id) > 0; }
-
 private:
     pqxx::connection& connection();
     /// Throws DatabaseUnavailable (after dropping the connection) when `e`
@@ -66,7 +57,6 @@ private:
     std::vector<std::pair<std::string, std::string>> statements_;
     std::unique_ptr<pqxx::connection> connection_;
     std::uint64_t generation_ = 0;
-    std::unordered_set<int> source_locks_;
     std::function<void(std::uint64_t)> on_new_session_;
 };
 

@@ -10,11 +10,9 @@
 
 #include "core/errors.h"
 #include "postgres/advisory_keys.h"
-#include "postgres/postgres_event_store.h"
 #include "postgres/postgres_session.h"
-#include "postgres/postgres_source_gate.h"
+#include "postgres/postgres_source_turn.h"
 #include "postgres/postgres_source_registry.h"
-#include "support/fakes.h"
 #include "support/test_database.h"
 
 using namespace tributary;
@@ -42,74 +40,53 @@ EventBatch batch(std::int64_t first, std::int64_t last) {
     return events;
 }
 
-/// What every EventStore promises, given two stores that see the same data
-/// (two sessions, or one fake shared).
-void check_store_contract(EventStore& first, EventStore& second, int source_id) {
-    CHECK(first.cursor(source_id) == 0);
-    CHECK(first.append(source_id, 0, batch(1, 3)) == EventStore::AppendResult::appended);
-    CHECK(second.cursor(source_id) == 3);
-    // The second writer still believes the cursor is 0: refused whole.
-    CHECK(second.append(source_id, 0, batch(1, 5)) == EventStore::AppendResult::conflict);
-    CHECK(second.append(source_id, 0, batch(4, 5)) == EventStore::AppendResult::conflict);
-    CHECK(first.cursor(source_id) == 3);
-    CHECK(second.append(source_id, 3, batch(4, 5)) == EventStore::AppendResult::appended);
-    CHECK(first.cursor(source_id) == 5);
-}
-
-}  // namespace
-
-TEST_CASE("store contract: compare-and-set cursor, whole batches") {
-    SECTION("fake") {
-        fakes::FakeEventStore store;
-        check_store_contract(store, store, 1);
-        CHECK(store.events[1].size() == 5);
-    }
-    SECTION("PostgreSQL") {
-        TestDatabase db;
-        const auto source = registered(db, "contract.store");
-        postgres::PostgresSession a(db.url()), b(db.url());
-        postgres::PostgresEventStore first(a), second(b);
-        check_store_contract(first, second, source.id);
-        CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "5");
-        CHECK(db.scalar("SELECT events_stored FROM tributary.cursors") == "5");
-        CHECK(db.scalar("SELECT payload->>'id' FROM tributary.events WHERE event_id = 4") == "4");
-    }
-}
-
 /// Advisory locks held in tributary's namespace on source `id`, by anyone.
 std::string locks_on(const TestDatabase& db, int id) {
     return db.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = " +
                      std::to_string(postgres::kAdvisoryNamespace) + " AND objid = " + std::to_string(id));
 }
 
+/// Claims `source` for a batch stored as if the cursor were `expected`.
+SourceTurn::Stored append(const TestDatabase& db, SourceTurn& turn, const Source& source, std::int64_t expected,
+                          const EventBatch& events) {
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now() WHERE source_id = " + std::to_string(source.id));
+    auto claim = turn.claim(source);
+    if (claim.decision != SourceTurn::Decision::pass) throw std::runtime_error("source not claimed");
+    claim.cursor = Cursor::at_id(expected);
+    return turn.append_and_close(source, claim, events, std::nullopt);
+}
+
+}  // namespace
+
+
 TEST_CASE("a pass holds the source's lock until its slot closes; every other answer holds none") {
     TestDatabase db;
     auto source = registered(db, "gate.lock");
-    source.interval = 100ms;
+    source.interval = 10s;  // long: "not due" must not run out while the test runs
     postgres::PostgresSession a(db.url()), b(db.url());
-    postgres::PostgresSourceGate first(a), second(b);
+    postgres::PostgresSourceTurn first(a), second(b);
 
-    const auto one = first.try_pass(source);
-    REQUIRE(one.decision == SourceGate::Decision::pass);
+    const auto one = first.claim(source);
+    REQUIRE(one.decision == SourceTurn::Decision::pass);
     CHECK(locks_on(db, source.id) == "1");
-    CHECK(second.try_pass(source).decision == SourceGate::Decision::locked);
-    first.record_success(source, one.lease, {false, std::nullopt, source.interval});
+    CHECK(second.claim(source).decision == SourceTurn::Decision::locked);
+    first.close(source, SlotClose::succeeded(one.lease, false, std::nullopt, source.interval));
     CHECK(locks_on(db, source.id) == "0");
-    CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
-    CHECK(locks_on(db, source.id) == "0");
-
-    std::this_thread::sleep_for(120ms);
-    const auto two = second.try_pass(source);
-    REQUIRE(two.decision == SourceGate::Decision::pass);
-    second.record_failure(source, two.lease, SourceGate::Failure::transient, "boom", 10s);
-    CHECK(locks_on(db, source.id) == "0");
-    CHECK(first.try_pass(source).decision == SourceGate::Decision::backing_off);
+    CHECK(second.claim(source).decision == SourceTurn::Decision::not_due);
     CHECK(locks_on(db, source.id) == "0");
 
     db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
-    const auto three = first.try_pass(source);
-    REQUIRE(three.decision == SourceGate::Decision::pass);
-    first.release_slot(source, three.lease);
+    const auto two = second.claim(source);
+    REQUIRE(two.decision == SourceTurn::Decision::pass);
+    second.close(source, SlotClose::failed(two.lease, SlotClose::Failure::transient, "boom", 10s));
+    CHECK(locks_on(db, source.id) == "0");
+    CHECK(first.claim(source).decision == SourceTurn::Decision::backing_off);
+    CHECK(locks_on(db, source.id) == "0");
+
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
+    const auto three = first.claim(source);
+    REQUIRE(three.decision == SourceTurn::Decision::pass);
+    first.close(source, SlotClose::released(three.lease));
     CHECK(locks_on(db, source.id) == "0");
 }
 
@@ -117,22 +94,22 @@ TEST_CASE("a claim or a close that fails does not keep the lock") {
     TestDatabase db;
     const auto source = registered(db, "gate.claim_fails");
     postgres::PostgresSession session(db.url());
-    postgres::PostgresSourceGate gate(session);
+    postgres::PostgresSourceTurn gate(session);
     // Another transaction holds the gate row: the claim's UPDATE waits out
     // lock_timeout (5 s) and fails, with the advisory lock already taken.
     pqxx::connection blocker(db.url());
     pqxx::work tx(blocker);
     tx.exec("SELECT FROM tributary.gates FOR UPDATE");
-    CHECK_THROWS(gate.try_pass(source));
+    CHECK_THROWS(gate.claim(source));
     CHECK(locks_on(db, source.id) == "0");
     tx.abort();
-    const auto pass = gate.try_pass(source);
-    REQUIRE(pass.decision == SourceGate::Decision::pass);
+    const auto pass = gate.claim(source);
+    REQUIRE(pass.decision == SourceTurn::Decision::pass);
 
     // The same for a close: it fails, and the lock goes all the same.
     pqxx::work again(blocker);
     again.exec("SELECT FROM tributary.gates FOR UPDATE");
-    CHECK_THROWS(gate.record_failure(source, pass.lease, SourceGate::Failure::transient, "boom", 1s));
+    CHECK_THROWS(gate.close(source, SlotClose::failed(pass.lease, SlotClose::Failure::transient, "boom", 1s)));
     CHECK(locks_on(db, source.id) == "0");
     again.abort();
 }
@@ -141,8 +118,8 @@ TEST_CASE("a compare-and-set conflict rolls back and stores nothing") {
     TestDatabase db;
     const auto source = registered(db, "cas.conflict", 100);
     postgres::PostgresSession session(db.url());
-    postgres::PostgresEventStore store(session);
-    CHECK(store.append(source.id, 90, batch(101, 200)) == EventStore::AppendResult::conflict);
+    postgres::PostgresSourceTurn store(session);
+    CHECK(append(db, store, source, 90, batch(101, 200)) == SourceTurn::Stored::conflict);
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "0");
     CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "100");
 }
@@ -153,8 +130,8 @@ TEST_CASE("a unique violation (ids stored behind the cursor's back) is a conflic
     db.exec("INSERT INTO tributary.events (source_id, event_id, payload) VALUES (" + std::to_string(source.id) +
             ", 2, '{}')");
     postgres::PostgresSession session(db.url());
-    postgres::PostgresEventStore store(session);
-    CHECK(store.append(source.id, 0, batch(1, 3)) == EventStore::AppendResult::conflict);
+    postgres::PostgresSourceTurn store(session);
+    CHECK(append(db, store, source, 0, batch(1, 3)) == SourceTurn::Stored::conflict);
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "1");
     CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
 }
@@ -163,46 +140,54 @@ TEST_CASE("content jsonb refuses is rejected whole") {
     TestDatabase db;
     const auto source = registered(db, "jsonb.refuses");
     postgres::PostgresSession session(db.url());
-    postgres::PostgresEventStore store(session);
+    postgres::PostgresSourceTurn store(session);
     EventBatch events = batch(1, 3);
     events[2].payload = R"({"text": "nul \u0000 inside"})";
-    CHECK_THROWS_AS(store.append(source.id, 0, events), BatchRejected);
+    CHECK_THROWS_AS(append(db, store, source, 0, events), BatchRejected);
+    // The slot stays open, the lock held, for the loader to close as a failure.
+    CHECK(locks_on(db, source.id) == "1");
+    store.close(source, SlotClose::failed(std::stoll(db.scalar("SELECT lease FROM tributary.gates")),
+                                          SlotClose::Failure::failing, "refused", 1s));
+    CHECK(locks_on(db, source.id) == "0");
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "0");
     CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
     // The session is still good for the next batch.
-    CHECK(store.append(source.id, 0, batch(1, 3)) == EventStore::AppendResult::appended);
+    CHECK(append(db, store, source, 0, batch(1, 3)) == SourceTurn::Stored::appended);
 }
 
 TEST_CASE("the gate allows one request per interval and carries backoff") {
     TestDatabase db;
     auto source = registered(db, "gate.row");
-    source.interval = 300ms;
+    source.interval = 10s;  // long: "not due" must not run out while the test runs
     source.endpoint.timeout = 2s;
     postgres::PostgresSession a(db.url()), b(db.url());
-    postgres::PostgresSourceGate first(a), second(b);
+    postgres::PostgresSourceTurn first(a), second(b);
 
-    const auto one = first.try_pass(source);
-    CHECK(one.decision == SourceGate::Decision::pass);
-    CHECK(one.cursor == std::optional<std::int64_t>(0));  // read in the same round trip
+    const auto one = first.claim(source);
+    CHECK(one.decision == SourceTurn::Decision::pass);
+    CHECK(one.cursor == Cursor::at_id(0));  // read in the same round trip
     // In flight: nobody else may ask.
-    CHECK(second.try_pass(source).decision == SourceGate::Decision::locked);
-    first.record_success(source, one.lease, {false, std::nullopt, source.interval});
-    CHECK(second.try_pass(source).decision == SourceGate::Decision::not_due);
-    std::this_thread::sleep_for(320ms);
-    const auto two = second.try_pass(source);
-    CHECK(two.decision == SourceGate::Decision::pass);
+    CHECK(second.claim(source).decision == SourceTurn::Decision::locked);
+    first.close(source, SlotClose::succeeded(one.lease, false, std::nullopt, source.interval));
+    CHECK(second.claim(source).decision == SourceTurn::Decision::not_due);
+    // The interval from the end of the request, on the database's clock.
+    CHECK(db.scalar("SELECT next_allowed_at - last_success_at FROM tributary.gates") == "00:00:10");
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
+    const auto two = second.claim(source);
+    CHECK(two.decision == SourceTurn::Decision::pass);
     CHECK(two.lease > one.lease);
 
-    second.record_failure(source, two.lease, SourceGate::Failure::throttled, "HTTP 429, retry after 1s", 1000ms);
-    const auto waiting = first.try_pass(source);
-    CHECK(waiting.decision == SourceGate::Decision::backing_off);
+    second.close(source, SlotClose::failed(two.lease, SlotClose::Failure::throttled, "HTTP 429, retry after 1s", 1000ms));
+    const auto waiting = first.claim(source);
+    CHECK(waiting.decision == SourceTurn::Decision::backing_off);
     CHECK(waiting.consecutive_failures == 1);
     CHECK(db.scalar("SELECT state || ': ' || last_error FROM tributary.gates") == "throttled: HTTP 429, retry after 1s");
-    std::this_thread::sleep_for(1050ms);
-    const auto after = first.try_pass(source);
-    CHECK(after.decision == SourceGate::Decision::pass);
+    CHECK(db.scalar("SELECT next_allowed_at - last_error_at FROM tributary.gates") == "00:00:01");
+    db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
+    const auto after = first.claim(source);
+    CHECK(after.decision == SourceTurn::Decision::pass);
     CHECK(after.consecutive_failures == 1);
-    first.record_success(source, after.lease, {false, std::nullopt, source.interval});
+    first.close(source, SlotClose::succeeded(after.lease, false, std::nullopt, source.interval));
     CHECK(db.scalar("SELECT state || failures FROM tributary.gates") == "ok0");
 }
 
@@ -213,7 +198,7 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
     auto paused = registered(db, "schedule.paused");
     postgres::PostgresSession session(db.url());
     postgres::PostgresSourceRegistry registry(session);
-    postgres::PostgresSourceGate gate(session);
+    postgres::PostgresSourceTurn gate(session);
     registry.set_enabled("schedule.paused", false);
 
     auto all = registry.schedule({});
@@ -223,18 +208,21 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
 
     // quiet answered with nothing for the third time: a long pause, drained.
     db.exec("UPDATE tributary.gates SET empty_streak = 2 WHERE source_id = " + std::to_string(quiet.id));
-    const auto q = gate.try_pass(quiet);
+    const auto q = gate.claim(quiet);
     CHECK(q.empty_streak == 2);
-    gate.record_success(quiet, q.lease, {true, std::nullopt, 5s});
+    gate.close(quiet, SlotClose::succeeded(q.lease, true, std::nullopt, 5s));
     // busy had a batch: due again after its interval, and pending until then.
-    const auto b = gate.try_pass(busy);
-    gate.record_success(busy, b.lease, {false, 7, 3s});
+    const auto b = gate.claim(busy);
+    gate.close(busy, SlotClose::succeeded(b.lease, false, 7, 3s));
 
     const auto later = registry.schedule({});
     CHECK(later.due.empty());
     REQUIRE(later.next_due_in);
-    CHECK(*later.next_due_in > 2800ms);
     CHECK(*later.next_due_in <= 3000ms);
+    // Read after the schedule, the database's own wait can only be shorter.
+    CHECK(later.next_due_in->count() >=
+          std::stod(db.scalar("SELECT extract(epoch FROM min(next_allowed_at) - now()) * 1000 FROM tributary.gates"
+                                     " WHERE next_allowed_at > now() AND next_allowed_at < 'infinity'")));
     CHECK(later.pending == 1);
     CHECK(db.scalar("SELECT string_agg(empty_streak::text || drained::text, ',' ORDER BY source_id) FROM tributary.gates") ==
           "3true,0false,0false");
@@ -243,11 +231,11 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
         // for the others (they would sleep past it, then ask again).
         db.exec("UPDATE tributary.gates SET next_allowed_at = now() WHERE source_id = " + std::to_string(busy.id));
         postgres::PostgresSession other_session(db.url());
-        postgres::PostgresSourceGate other(other_session);
-        const auto in_flight = other.try_pass(busy);
-        REQUIRE(in_flight.decision == SourceGate::Decision::pass);
+        postgres::PostgresSourceTurn other(other_session);
+        const auto in_flight = other.claim(busy);
+        REQUIRE(in_flight.decision == SourceTurn::Decision::pass);
         CHECK(registry.schedule({}).pending == 0);
-        other.record_success(busy, in_flight.lease, {false, 7, 3s});
+        other.close(busy, SlotClose::succeeded(in_flight.lease, false, 7, 3s));
         CHECK(registry.schedule({}).pending == 1);
     }
 
@@ -296,13 +284,13 @@ TEST_CASE("a nudge brings an idle source forward, never past its gate, and wakes
     auto failing = registered(db, "nudge.failing");
     postgres::PostgresSession session(db.url());
     postgres::PostgresSourceRegistry registry(session);
-    postgres::PostgresSourceGate gate(session);
+    postgres::PostgresSourceTurn gate(session);
     pqxx::connection listener(db.url());
     ChannelCounter control(listener, "tributary_control");
 
     // idle answered with nothing a while ago and waits 30 s: a nudge makes it due now.
-    const auto i = gate.try_pass(idle);
-    gate.record_success(idle, i.lease, {true, std::nullopt, 30s});
+    const auto i = gate.claim(idle);
+    gate.close(idle, SlotClose::succeeded(i.lease, true, std::nullopt, 30s));
     db.exec("UPDATE tributary.gates SET last_request = now() - interval '6 s', last_success_at = now() - interval '5 s'"
             " WHERE source_id = " +
             std::to_string(idle.id));
@@ -312,26 +300,26 @@ TEST_CASE("a nudge brings an idle source forward, never past its gate, and wakes
     CHECK(db.scalar("SELECT empty_streak FROM tributary.gates WHERE source_id = " + std::to_string(idle.id)) == "0");
 
     // Just answered: the nudge cannot beat the interval after that answer.
-    const auto again = gate.try_pass(idle);
-    REQUIRE(again.decision == SourceGate::Decision::pass);
-    gate.record_success(idle, again.lease, {true, std::nullopt, 30s});
+    const auto again = gate.claim(idle);
+    REQUIRE(again.decision == SourceTurn::Decision::pass);
+    gate.close(idle, SlotClose::succeeded(again.lease, true, std::nullopt, 30s));
     CHECK(registry.nudge("nudge.idle"));
-    const auto wait = seconds_until_due(db, idle.id);
-    CHECK(wait > 0.1);
-    CHECK(wait <= 0.2);
+    CHECK(db.scalar("SELECT next_allowed_at >= last_success_at + interval '200 ms' AND"
+                    " next_allowed_at <= greatest(nudged_at, last_success_at + interval '200 ms')"
+                    " FROM tributary.gates WHERE source_id = " + std::to_string(idle.id)) == "t");
 
     // busy has a request in flight: its lease stands; the answer then brings the next at the interval.
-    const auto b = gate.try_pass(busy);
+    const auto b = gate.claim(busy);
     const auto leased = seconds_until_due(db, busy.id);
     CHECK(registry.nudge("nudge.busy"));
     CHECK(seconds_until_due(db, busy.id) == Approx(leased).margin(0.05));
-    gate.record_success(busy, b.lease, {true, std::nullopt, 30s});
+    gate.close(busy, SlotClose::succeeded(b.lease, true, std::nullopt, 30s));
     CHECK(seconds_until_due(db, busy.id) <= 0.2);
     CHECK(db.scalar("SELECT empty_streak FROM tributary.gates WHERE source_id = " + std::to_string(busy.id)) == "0");
 
     // failing keeps its backoff.
-    const auto f = gate.try_pass(failing);
-    gate.record_failure(failing, f.lease, SourceGate::Failure::transient, "HTTP 503", 10s);
+    const auto f = gate.claim(failing);
+    gate.close(failing, SlotClose::failed(f.lease, SlotClose::Failure::transient, "HTTP 503", 10s));
     CHECK(registry.nudge("nudge.failing"));
     CHECK(seconds_until_due(db, failing.id) > 9);
 
@@ -350,46 +338,46 @@ TEST_CASE("a nudge brings an idle source forward, never past its gate, and wakes
 TEST_CASE("a stale lease cannot close a newer reservation nor release its lock (a zombie cannot shorten a lease)") {
     TestDatabase db;
     auto source = registered(db, "gate.zombie");
-    source.interval = 100ms;
+    source.interval = 10s;  // long: "not due" must not run out while the test runs
     source.endpoint.timeout = 1s;
     postgres::PostgresSession a(db.url()), b(db.url());
-    postgres::PostgresSourceGate zombie(a), live(b);
-    const auto stale = zombie.try_pass(source);
-    REQUIRE(stale.decision == SourceGate::Decision::pass);
+    postgres::PostgresSourceTurn zombie(a), live(b);
+    const auto stale = zombie.claim(source);
+    REQUIRE(stale.decision == SourceTurn::Decision::pass);
     // The zombie loses its lock with its session, its lease runs out (here:
     // forced) and another worker takes the slot.
     db.exec("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = " +
             std::to_string(source.id));
     db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
-    const auto fresh = live.try_pass(source);
-    REQUIRE(fresh.decision == SourceGate::Decision::pass);
+    const auto fresh = live.claim(source);
+    REQUIRE(fresh.decision == SourceTurn::Decision::pass);
     const auto leased_until = db.scalar("SELECT next_allowed_at FROM tributary.gates");
 
-    CHECK_THROWS_AS(zombie.record_success(source, stale.lease, {false, std::nullopt, source.interval}),
+    CHECK_THROWS_AS(zombie.close(source, SlotClose::succeeded(stale.lease, false, std::nullopt, source.interval)),
                     DatabaseUnavailable);
-    zombie.record_success(source, stale.lease, {false, std::nullopt, source.interval});
-    zombie.release_slot(source, stale.lease);
-    zombie.record_failure(source, stale.lease, SourceGate::Failure::transient, "late", 0ms);
+    zombie.close(source, SlotClose::succeeded(stale.lease, false, std::nullopt, source.interval));
+    zombie.close(source, SlotClose::released(stale.lease));
+    zombie.close(source, SlotClose::failed(stale.lease, SlotClose::Failure::transient, "late", 0ms));
     CHECK(db.scalar("SELECT next_allowed_at FROM tributary.gates") == leased_until);
     CHECK(db.scalar("SELECT failures FROM tributary.gates") == "0");
     CHECK(locks_on(db, source.id) == "1");  // the live holder's, untouched
-    CHECK(zombie.try_pass(source).decision == SourceGate::Decision::locked);
-    live.release_slot(source, fresh.lease);
+    CHECK(zombie.claim(source).decision == SourceTurn::Decision::locked);
+    live.close(source, SlotClose::released(fresh.lease));
     CHECK(locks_on(db, source.id) == "0");
-    CHECK(zombie.try_pass(source).decision == SourceGate::Decision::not_due);
+    CHECK(zombie.claim(source).decision == SourceTurn::Decision::not_due);
 }
 
 TEST_CASE("a slot closes once: a close replayed after a lost connection changes nothing") {
     TestDatabase db;
     auto source = registered(db, "gate.replay");
     postgres::PostgresSession session(db.url());
-    postgres::PostgresSourceGate gate(session);
-    const auto pass = gate.try_pass(source);
-    gate.record_failure(source, pass.lease, SourceGate::Failure::throttled, "HTTP 429", 30s);
+    postgres::PostgresSourceTurn gate(session);
+    const auto pass = gate.claim(source);
+    gate.close(source, SlotClose::failed(pass.lease, SlotClose::Failure::throttled, "HTTP 429", 30s));
     const auto until = db.scalar("SELECT next_allowed_at FROM tributary.gates");
-    gate.record_failure(source, pass.lease, SourceGate::Failure::throttled, "HTTP 429", 30s);
-    gate.release_slot(source, pass.lease);
-    gate.record_success(source, pass.lease, {false, std::nullopt, source.interval});
+    gate.close(source, SlotClose::failed(pass.lease, SlotClose::Failure::throttled, "HTTP 429", 30s));
+    gate.close(source, SlotClose::released(pass.lease));
+    gate.close(source, SlotClose::succeeded(pass.lease, false, std::nullopt, source.interval));
     CHECK(db.scalar("SELECT failures || state FROM tributary.gates") == "1throttled");
     CHECK(db.scalar("SELECT next_allowed_at FROM tributary.gates") == until);
 }
@@ -398,10 +386,10 @@ TEST_CASE("hostile error texts are stored safely") {
     TestDatabase db;
     const auto source = registered(db, "gate.text");
     postgres::PostgresSession session(db.url());
-    postgres::PostgresSourceGate gate(session);
-    const auto pass = gate.try_pass(source);
-    gate.record_failure(source, pass.lease, SourceGate::Failure::transient,
-                        std::string("bad \xff\xfe bytes\n\0x", 16) + std::string(2000, 'a'), 1s);
+    postgres::PostgresSourceTurn gate(session);
+    const auto pass = gate.claim(source);
+    gate.close(source, SlotClose::failed(pass.lease, SlotClose::Failure::transient,
+                        std::string("bad \xff\xfe bytes\n\0x", 16) + std::string(2000, 'a'), 1s));
     const auto stored = db.scalar("SELECT last_error FROM tributary.gates");
     CHECK(stored.rfind("bad ?? bytes?", 0) == 0);
     CHECK(stored.size() <= 503);
@@ -411,22 +399,22 @@ TEST_CASE("a session that lost its server raises DatabaseUnavailable, then recon
     TestDatabase db;
     const auto source = registered(db, "session.reconnect");
     postgres::PostgresSession session(db.url());
-    postgres::PostgresEventStore store(session);
-    CHECK(store.cursor(source.id) == 0);
+    postgres::PostgresSourceTurn turn(session);
+    REQUIRE(append(db, turn, source, 0, batch(1, 2)) == SourceTurn::Stored::appended);
     const auto generation = session.generation();
     db.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tributary'"
             " AND datname = current_database() AND pid <> pg_backend_pid()");
-    CHECK_THROWS_AS(store.append(source.id, 0, batch(1, 2)), DatabaseUnavailable);
-    CHECK(store.cursor(source.id) == 0);
+    CHECK_THROWS_AS(append(db, turn, source, 2, batch(3, 4)), DatabaseUnavailable);
+    CHECK(append(db, turn, source, 2, batch(3, 4)) == SourceTurn::Stored::appended);
     CHECK(session.generation() == generation + 1);
-    CHECK(store.append(source.id, 0, batch(1, 2)) == EventStore::AppendResult::appended);
+    CHECK(locks_on(db, source.id) == "0");
 }
 
 TEST_CASE("payloads round-trip byte for byte through COPY: escapes, non-ASCII, big numbers") {
     TestDatabase db;
     const auto source = registered(db, "copy.roundtrip");
     postgres::PostgresSession session(db.url());
-    postgres::PostgresEventStore store(session);
+    postgres::PostgresSourceTurn store(session);
     const std::vector<std::string> payloads = {
         R"({"name": "Zoë – 東京 🚀", "tab": "a\tb", "nl": "x\ny", "bs": "c:\\dir", "q": "\"quoted\""})",
         R"({"big": 12345678901234567890123, "exact": 0.1000000000000000055511151231257827})",
@@ -435,7 +423,7 @@ TEST_CASE("payloads round-trip byte for byte through COPY: escapes, non-ASCII, b
     };
     EventBatch events;
     for (std::size_t i = 0; i < payloads.size(); ++i) events.push_back({static_cast<std::int64_t>(i + 1), payloads[i]});
-    REQUIRE(store.append(source.id, 0, events) == EventStore::AppendResult::appended);
+    REQUIRE(append(db, store, source, 0, events) == SourceTurn::Stored::appended);
     pqxx::connection c(db.url());
     pqxx::nontransaction tx(c);
     for (std::size_t i = 0; i < payloads.size(); ++i) {
@@ -456,8 +444,8 @@ TEST_CASE("a source with stored events cannot be removed, not even by hand or wh
     const auto racing = registered(db, "remove.racing");
     postgres::PostgresSession session(db.url());
     postgres::PostgresSourceRegistry registry(session);
-    postgres::PostgresEventStore store(session);
-    REQUIRE(store.append(full.id, 0, batch(1, 3)) == EventStore::AppendResult::appended);
+    postgres::PostgresSourceTurn store(session);
+    REQUIRE(append(db, store, full, 0, batch(1, 3)) == SourceTurn::Stored::appended);
 
     CHECK_NOTHROW(registry.remove("remove.empty"));
     CHECK_THROWS_WITH(registry.remove("remove.full"), Catch::Contains("never deletes events"));
@@ -498,13 +486,13 @@ TEST_CASE("a batch closes its slot and releases the lock in its own transaction,
     auto source = registered(db, "store.close");
     source.interval = 300ms;
     postgres::PostgresSession session(db.url());
-    postgres::PostgresSourceGate gate(session);
-    postgres::PostgresEventStore store(session);
-    const auto claim = [&] {
+    postgres::PostgresSourceTurn turn(session);
+    const auto claim = [&](std::int64_t expected) {
         db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
-        const auto pass = gate.try_pass(source);
-        REQUIRE(pass.decision == SourceGate::Decision::pass);
+        auto pass = turn.claim(source);
+        REQUIRE(pass.decision == SourceTurn::Decision::pass);
         REQUIRE(locks_on(db, source.id) == "1");
+        pass.cursor = Cursor::at_id(expected);
         return pass;
     };
     const auto closed_under = [&](std::int64_t lease) {
@@ -512,40 +500,37 @@ TEST_CASE("a batch closes its slot and releases the lock in its own transaction,
                locks_on(db, source.id) == "0";
     };
 
-    auto pass = claim();
-    SourceGate::SlotSuccess close{source.id, source.interval, pass.lease, {false, std::int64_t{42}, source.interval}};
-    CHECK(store.append(source.id, 0, batch(1, size), &close) == EventStore::AppendResult::appended);
+    auto pass = claim(0);
+    CHECK(turn.append_and_close(source, pass, batch(1, size), 42) == SourceTurn::Stored::appended);
     CHECK(closed_under(pass.lease));
     CHECK(db.scalar("SELECT backlog || state || failures FROM tributary.gates") == "42ok0");
-    CHECK(db.scalar("SELECT next_allowed_at - now() BETWEEN interval '200 ms' AND interval '300 ms'"
-                    " FROM tributary.gates") == "t");
+    // The next request after the interval, counted from the commit (both
+    // times are the transaction's own clock: no window to race).
+    CHECK(db.scalar("SELECT next_allowed_at - last_success_at FROM tributary.gates") == "00:00:00.3");
     // Stored in id order: seq follows event_id.
     CHECK(db.scalar("SELECT bool_and(ok) FROM (SELECT event_id = row_number() OVER (ORDER BY seq) AS ok"
                     " FROM tributary.events) x") == "t");
 
     SECTION("the cursor moved meanwhile: nothing stored, the slot closed all the same") {
-        pass = claim();
-        close.lease = pass.lease;
-        CHECK(store.append(source.id, 0, batch(1, size), &close) == EventStore::AppendResult::conflict);
+        pass = claim(0);
+        CHECK(turn.append_and_close(source, pass, batch(1, size), std::nullopt) == SourceTurn::Stored::conflict);
         CHECK(closed_under(pass.lease));
     }
     SECTION("another writer stored these ids first: nothing stored, the slot closed all the same") {
         db.exec("UPDATE tributary.cursors SET last_event_id = 0");  // as if a writer had lost its lock
-        pass = claim();
-        close.lease = pass.lease;
-        CHECK(store.append(source.id, 0, batch(1, size + 1), &close) == EventStore::AppendResult::conflict);
+        pass = claim(0);
+        CHECK(turn.append_and_close(source, pass, batch(1, size + 1), std::nullopt) == SourceTurn::Stored::conflict);
         CHECK(closed_under(pass.lease));
         CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
     }
     SECTION("a payload PostgreSQL refuses: the slot stays for the caller to close as a failure") {
-        pass = claim();
-        close.lease = pass.lease;
+        pass = claim(size);
         auto bad = batch(size + 1, size + 3);
         bad[1].payload = R"({"text": "\u0000"})";
-        CHECK_THROWS_AS(store.append(source.id, size, bad, &close), BatchRejected);
+        CHECK_THROWS_AS(turn.append_and_close(source, pass, bad, std::nullopt), BatchRejected);
         CHECK(locks_on(db, source.id) == "1");
         CHECK(db.scalar("SELECT closed_lease FROM tributary.gates") != std::to_string(pass.lease));
-        gate.record_failure(source, pass.lease, SourceGate::Failure::failing, "refused", 1s);
+        turn.close(source, SlotClose::failed(pass.lease, SlotClose::Failure::failing, "refused", 1s));
         CHECK(closed_under(pass.lease));
     }
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == std::to_string(size));

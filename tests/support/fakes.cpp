@@ -7,97 +7,134 @@
 
 namespace tributary::fakes {
 
-SourceGate::Pass FakeSourceGate::try_pass(const Source& source) {
-    if (fail_pass) throw DatabaseUnavailable("fake: database away");
-    if (locked_elsewhere.count(source.id) > 0) return {Decision::locked, 0, false, 0, 0, std::nullopt};
-    Row& row = rows[source.id];
-    if (clock_.now() < row.next_allowed)
-        return {row.failures > 0 ? Decision::backing_off : Decision::not_due, row.failures, row.drained,
-                row.empty_streak, 0, std::nullopt};
-    held.insert(source.id);
-    ++locks_taken;
-    row.next_allowed = clock_.now() + source.endpoint.timeout + source.interval;
-    ++passes;
-    // No cursor: the loader asks the store, as with a gate that cannot tell.
-    return {Decision::pass, row.failures, row.drained, row.empty_streak, ++row.lease, std::nullopt};
+SourceTurn::Claim FakeSourceTurn::claim(const Source& source) {
+    ++claims;
+    if (fail_claim) {
+        lose_session();
+        throw DatabaseUnavailable("fake: database away");
+    }
+    Claim claim;
+    const auto holder = db_.lock_holder.find(source.id);
+    if (holder != db_.lock_holder.end() && holder->second != worker_) {
+        claim.decision = Decision::locked;
+        return claim;
+    }
+    auto& gate = db_.gates[source.id];
+    claim.consecutive_failures = gate.failures;
+    claim.drained = gate.drained;
+    claim.empty_streak = gate.empty_streak;
+    if (clock_.now() < gate.next_allowed) {
+        claim.decision = gate.failures > 0 ? Decision::backing_off : Decision::not_due;
+    } else {
+        db_.lock_holder[source.id] = worker_;
+        ++locks_taken;
+        ++passes;
+        gate.next_allowed = clock_.now() + source.endpoint.timeout + source.interval;
+        claim.decision = Decision::pass;
+        claim.lease = ++gate.lease;
+        claim.cursor = Cursor::at_id(db_.cursors[source.id]);
+    }
+    if (after_claim) after_claim();
+    return claim;
 }
 
-void FakeSourceGate::unlock(int source_id) {
-    if (held.erase(source_id) > 0) ++locks_released;
+bool FakeSourceTurn::holds(int source_id) const {
+    const auto holder = db_.lock_holder.find(source_id);
+    return holder != db_.lock_holder.end() && holder->second == worker_;
 }
 
-void FakeSourceGate::record_success(const Source& source, std::int64_t lease, const Success& success) {
-    unlock(source.id);
-    Row& row = rows[source.id];
-    if (lease != row.lease || lease == row.closed_lease) return;
-    row.closed_lease = lease;
-    row.drained = success.drained;
-    row.empty_streak = success.drained ? row.empty_streak + 1 : 0;
-    row.backlog = success.backlog;
-    row.next_allowed = clock_.now() + success.pause;
-    row.failures = 0;
-    row.state = "ok";
-    ++successes;
+void FakeSourceTurn::unlock(int source_id) {
+    if (!holds(source_id)) return;
+    db_.lock_holder.erase(source_id);
+    ++locks_released;
 }
 
-void FakeSourceGate::release_slot(const Source& source, std::int64_t lease) {
-    unlock(source.id);
-    Row& row = rows[source.id];
-    if (lease != row.lease || lease == row.closed_lease) return;
-    row.closed_lease = lease;
-    row.next_allowed = clock_.now() + source.interval;
+void FakeSourceTurn::lose_session() {
+    for (auto it = db_.lock_holder.begin(); it != db_.lock_holder.end();) {
+        if (it->second == worker_) {
+            it = db_.lock_holder.erase(it);
+            ++locks_released;
+        } else {
+            ++it;
+        }
+    }
 }
 
-void FakeSourceGate::record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
-                                    std::chrono::milliseconds delay) {
-    unlock(source.id);  // also when the connection is lost: the lock dies with it
-    if (lose_next_close == CloseLoss::before) {
+void FakeSourceTurn::apply(const Source& source, const SlotClose& close) {
+    auto& gate = db_.gates[source.id];
+    if (close.lease != gate.lease || close.lease == gate.closed_lease) return;
+    gate.closed_lease = close.lease;
+    switch (close.kind) {
+        case SlotClose::Kind::released: gate.next_allowed = clock_.now() + source.interval; return;
+        case SlotClose::Kind::succeeded:
+            gate.drained = close.drained;
+            gate.empty_streak = close.drained ? gate.empty_streak + 1 : 0;
+            gate.backlog = close.backlog;
+            gate.next_allowed = clock_.now() + close.pause;
+            gate.failures = 0;
+            gate.state = "ok";
+            ++successes;
+            return;
+        case SlotClose::Kind::failed:
+            gate.next_allowed = clock_.now() + close.pause;
+            ++gate.failures;
+            gate.drained = false;
+            gate.state = close.failure == SlotClose::Failure::failing     ? "failing"
+                         : close.failure == SlotClose::Failure::throttled ? "throttled"
+                                                                          : "transient";
+            gate.last_error = close.error;
+            ++failures;
+            return;
+    }
+}
+
+void FakeSourceTurn::close(const Source& source, const SlotClose& close) {
+    if (close.kind == SlotClose::Kind::failed && lose_next_close == CloseLoss::before) {
         lose_next_close = CloseLoss::none;
+        lose_session();
         throw DatabaseUnavailable("fake: connection lost before the close");
     }
-    Row& row = rows[source.id];
-    if (lease != row.lease || lease == row.closed_lease) return;
-    row.closed_lease = lease;
-    row.next_allowed = clock_.now() + delay;
-    ++row.failures;
-    row.drained = false;
-    row.state = kind == Failure::failing ? "failing" : kind == Failure::throttled ? "throttled" : "transient";
-    row.last_error = error;
-    ++failures;
-    if (lose_next_close == CloseLoss::after) {
+    apply(source, close);
+    unlock(source.id);  // last, as the real closes do
+    if (close.kind == SlotClose::Kind::failed && lose_next_close == CloseLoss::after) {
         lose_next_close = CloseLoss::none;
+        lose_session();
         throw DatabaseUnavailable("fake: connection lost after the close committed");
     }
 }
 
-EventStore::AppendResult FakeEventStore::append(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
-                                                const SourceGate::SlotSuccess* close) {
+SourceTurn::Stored FakeSourceTurn::append_and_close(const Source& source, const Claim& claim,
+                                                    const EventBatch& batch, std::optional<std::int64_t> backlog) {
     ++appends;
     if (fail_next_append) {
         auto fail = std::move(fail_next_append);
         fail_next_append = nullptr;
-        fail();
+        try {
+            fail();
+        } catch (const DatabaseUnavailable&) {
+            lose_session();
+            throw;
+        }
     }
-    if (before_compare_and_set) before_compare_and_set(source_id);
-    const auto result = store(source_id, expected_cursor, batch);
-    if (close && gate) {
-        Source source;
-        source.id = close->source_id;
-        source.interval = close->interval;
-        gate->record_success(source, close->lease, close->success);
-    }
-    return result;
+    for (const auto& event : batch)
+        if (event.payload.find("\\u0000") != std::string::npos)
+            throw BatchRejected("fake: unsupported Unicode escape sequence");
+    if (before_compare_and_set) before_compare_and_set(source.id);
+    const bool stored = store(source.id, claim.cursor.id(), batch);
+    apply(source, SlotClose::succeeded(claim.lease, false, backlog, source.interval));
+    unlock(source.id);
+    return stored ? Stored::appended : Stored::conflict;
 }
 
-EventStore::AppendResult FakeEventStore::store(int source_id, std::int64_t expected_cursor, const EventBatch& batch) {
-    if (cursors[source_id] != expected_cursor) return AppendResult::conflict;
-    auto& stored = events[source_id];
+bool FakeSourceTurn::store(int source_id, std::int64_t expected, const EventBatch& batch) {
+    if (db_.cursors[source_id] != expected) return false;
+    auto& stored = db_.events[source_id];
     for (const auto& e : batch)
         if (std::any_of(stored.begin(), stored.end(), [&](const Event& s) { return s.id == e.id; }))
-            return AppendResult::conflict;  // the unique key
+            return false;  // the unique key
     stored.insert(stored.end(), batch.begin(), batch.end());
-    cursors[source_id] = batch.back().id;
-    return AppendResult::appended;
+    db_.cursors[source_id] = batch.back().id;
+    return true;
 }
 
 FetchResult FakeEventFetcher::fetch(const Source& source, std::int64_t after_id, int limit) {
@@ -123,8 +160,8 @@ void FakeEventFetcher::produce(int source_id, std::int64_t first_id, std::int64_
 SourceSchedule FakeSourceCatalog::schedule(const ScheduleShare& share) {
     SourceSchedule schedule;
     for (const auto& source : sources) {
-        const auto row = gate_ ? gate_->rows.find(source.id) : decltype(gate_->rows.end()){};
-        if (!gate_ || row == gate_->rows.end()) {
+        const auto row = db_ ? db_->gates.find(source.id) : decltype(db_->gates.end()){};
+        if (!db_ || row == db_->gates.end()) {
             schedule.due.push_back(source);  // never asked: due for anyone
             continue;
         }

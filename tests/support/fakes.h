@@ -6,14 +6,14 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/event_fetcher.h"
-#include "core/event_store.h"
 #include "core/source_catalog.h"
-#include "core/source_gate.h"
+#include "core/source_turn.h"
 
 namespace tributary::fakes {
 
@@ -35,18 +35,11 @@ private:
     time_point now_{};
 };
 
-/// The gate and the source locks of one worker's session. Locks another
-/// worker holds are set by hand (`locked_elsewhere`).
-class FakeSourceGate : public SourceGate {
-public:
-    explicit FakeSourceGate(const Clock& clock) : clock_(clock) {}
-    Pass try_pass(const Source& source) override;
-    void record_success(const Source& source, std::int64_t lease, const Success& success) override;
-    void release_slot(const Source& source, std::int64_t lease) override;
-    void record_failure(const Source& source, std::int64_t lease, Failure kind, const std::string& error,
-                        std::chrono::milliseconds delay) override;
-
-    struct Row {
+/// What the loader's tables and locks hold, shared by all the workers of a
+/// test as the database is: gate rows, cursors, events, and who holds each
+/// source's lock.
+struct FakeLoaderDatabase {
+    struct Gate {
         Clock::time_point next_allowed{};
         int failures = 0;
         bool drained = false;
@@ -57,42 +50,55 @@ public:
         std::string state = "ok";
         std::string last_error;
     };
-    std::map<int, Row> rows;
-    int passes = 0, successes = 0, failures = 0;
-    std::set<int> held;              ///< sources whose lock this worker holds
-    std::set<int> locked_elsewhere;  ///< sources whose lock another worker holds
+    std::map<int, Gate> gates;
+    std::map<int, std::int64_t> cursors;
+    std::map<int, EventBatch> events;
+    /// source id -> the worker whose session holds its lock (none: free).
+    std::map<int, int> lock_holder;
+    /// A session that is not a loader's holds the source's lock.
+    void lock_as_stranger(int source_id) { lock_holder[source_id] = -1; }
+};
+
+/// One worker's SourceTurn on a FakeLoaderDatabase: the same decisions,
+/// leases and lock rules as PostgresSourceTurn (the turn contract test runs
+/// both), with switches to inject failures and counters to observe calls.
+/// Like PostgreSQL, it refuses a payload with a \u0000 escape.
+class FakeSourceTurn : public SourceTurn {
+public:
+    FakeSourceTurn(FakeLoaderDatabase& db, const Clock& clock, int worker = 1)
+        : db_(db), clock_(clock), worker_(worker) {}
+    Claim claim(const Source& source) override;
+    Stored append_and_close(const Source& source, const Claim& claim, const EventBatch& batch,
+                            std::optional<std::int64_t> backlog) override;
+    void close(const Source& source, const SlotClose& close) override;
+
+    bool holds(int source_id) const;
+    int claims = 0, passes = 0, appends = 0, successes = 0, failures = 0;
     int locks_taken = 0, locks_released = 0;
-    bool holds(int source_id) const { return held.count(source_id) > 0; }
-    bool fail_pass = false;  ///< try_pass throws DatabaseUnavailable
-    /// The next record_failure loses its connection: before it commits, or
+    /// claim throws DatabaseUnavailable.
+    bool fail_claim = false;
+    /// Runs after the claim is decided, before it returns (e.g. a stall).
+    std::function<void()> after_claim;
+    /// Thrown by the next append_and_close (once), e.g. DatabaseUnavailable.
+    std::function<void()> fail_next_append;
+    /// Runs inside append_and_close before the compare-and-set: another
+    /// writer racing.
+    std::function<void(int source_id)> before_compare_and_set;
+    /// The next failed close loses its connection: before it commits, or
     /// after (its outcome unknown to the caller).
     enum class CloseLoss { none, before, after } lose_next_close = CloseLoss::none;
 
 private:
-    /// Every close lets the lock go first, as the real one does.
     void unlock(int source_id);
+    /// The session died: every lock it held is gone.
+    void lose_session();
+    /// Applies a close to the gate row, once per lease.
+    void apply(const Source& source, const SlotClose& close);
+    bool store(int source_id, std::int64_t expected, const EventBatch& batch);
 
+    FakeLoaderDatabase& db_;
     const Clock& clock_;
-};
-
-class FakeEventStore : public EventStore {
-public:
-    std::int64_t cursor(int source_id) override { return cursors[source_id]; }
-    AppendResult append(int source_id, std::int64_t expected_cursor, const EventBatch& batch,
-                        const SourceGate::SlotSuccess* close = nullptr) override;
-
-    std::map<int, std::int64_t> cursors;
-    std::map<int, EventBatch> events;
-    /// Thrown by the next append (once), e.g. DatabaseUnavailable.
-    std::function<void()> fail_next_append;
-    /// Runs inside append before the compare-and-set: another writer racing.
-    std::function<void(int source_id)> before_compare_and_set;
-    int appends = 0;
-    /// Where the closes handed to append go (none: they are dropped).
-    SourceGate* gate = nullptr;
-
-private:
-    AppendResult store(int source_id, std::int64_t expected_cursor, const EventBatch& batch);
+    const int worker_;
 };
 
 /// Serves each source's events from a list, or scripted results first.
@@ -107,18 +113,18 @@ public:
     int fetches = 0;
 };
 
-/// Every source is due unless a gate is given: then the gate's rows decide,
-/// as the real catalog reads the gates table.
+/// Every source is due unless a database is given: then its gate rows
+/// decide, as the real catalog reads the gates table.
 class FakeSourceCatalog : public SourceCatalog {
 public:
     FakeSourceCatalog() = default;
-    FakeSourceCatalog(const FakeSourceGate& gate, const Clock& clock) : gate_(&gate), clock_(&clock) {}
+    FakeSourceCatalog(const FakeLoaderDatabase& db, const Clock& clock) : db_(&db), clock_(&clock) {}
     SourceSchedule schedule(const ScheduleShare& share) override;
     Source& add(int id, const std::string& name);
     std::vector<Source> sources;
 
 private:
-    const FakeSourceGate* gate_ = nullptr;
+    const FakeLoaderDatabase* db_ = nullptr;
     const Clock* clock_ = nullptr;
 };
 

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "cursor.h"
+#include "event.h"
+#include "slot_close.h"
+#include "source.h"
+
+namespace tributary {
+
+/// A loader's turn at one source, as the database runs it (docs/design.md
+/// §5): one claim, then exactly one close, either with a batch or alone.
+///
+///     claim ──► append_and_close   (events, cursor and close: one transaction)
+///           └─► close              (succeeded | failed | released)
+///
+/// A claim that passes holds the source for this worker until its slot is
+/// closed: the source's lock (a non-blocking mutual exclusion shared by all
+/// loader processes) and a request slot leased for the request's whole
+/// timeout, so at most one request per source is in flight anywhere, and the
+/// next starts no sooner than the interval after the previous one ended (or
+/// later: backoff, Retry-After). The lease names the slot: a close under a
+/// stale lease (a worker that stalled while another took the source over)
+/// and a close replayed after a lost connection change nothing. A lock may
+/// be lost silently (its session died); the lease and the cursor's
+/// compare-and-set keep that harmless.
+///
+/// Lock: whatever a close or append_and_close returns, and whenever close
+/// throws, this worker no longer holds the source's lock. Only a refused
+/// batch (BatchRejected) keeps it, with the slot open, for the caller to
+/// close as a failure.
+///
+/// Errors: DatabaseUnavailable (the session is gone; a claim's lock went
+/// with it, and whether a close committed is unknown: replay it once the
+/// database answers), BatchRejected (append_and_close: PostgreSQL refused the
+/// content; nothing stored, the slot still open). Not thread-safe: one per
+/// worker, on that worker's own session.
+class SourceTurn {
+public:
+    enum class Decision {
+        pass,         ///< this worker holds the source; a request slot is reserved
+        locked,       ///< another worker holds the source
+        not_due,      ///< asked recently, by anyone: wait for the interval
+        backing_off   ///< the source failed lately and is waiting out its backoff
+    };
+
+    struct Claim {
+        Decision decision = Decision::not_due;
+        int consecutive_failures = 0;  ///< before this request
+        bool drained = false;          ///< the last request, by anyone, found nothing new
+        int empty_streak = 0;          ///< answers in a row, by anyone, that had nothing new
+        std::int64_t lease = 0;        ///< pass: names the slot
+        Cursor cursor;                 ///< pass: read after the slot was reserved
+    };
+
+    enum class Stored {
+        appended,  ///< the batch is committed and the cursor moved to its last event
+        conflict,  ///< the cursor was not the claim's, or another writer stored these
+                   ///< events first: nothing stored (the slot is closed all the same)
+    };
+
+    virtual ~SourceTurn() = default;
+
+    /// Takes the source's lock and reserves the next request slot when the
+    /// source is due, and reads its cursor. With any other decision the lock
+    /// is not held.
+    virtual Claim claim(const Source& source) = 0;
+
+    /// Stores `batch` (non-empty, ids increasing, all after the claim's
+    /// cursor) and moves the cursor to its last event, if the cursor is
+    /// still the claim's, and closes the slot as a success that was not
+    /// drained (next request after the interval, `backlog` recorded): all in
+    /// one transaction, committed durably.
+    virtual Stored append_and_close(const Source& source, const Claim& claim, const EventBatch& batch,
+                                    std::optional<std::int64_t> backlog) = 0;
+
+    /// Closes a claimed slot without storing anything.
+    virtual void close(const Source& source, const SlotClose& close) = 0;
+};
+
+}  // namespace tributary

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_set>
+
+#include "core/source_turn.h"
+#include "postgres_session.h"
+
+namespace tributary::postgres {
+
+/// SourceTurn through the loader's SQL functions (tributary.loader_claim,
+/// loader_append, loader_close_*), on the worker's own session. It owns
+/// everything a turn holds: the lease (on the row tributary.gates(source_id),
+/// compared against the database clock, one clock for every host), the
+/// session-level advisory lock (kAdvisoryNamespace, source_id), and the
+/// cursor (tributary.cursors, moved by compare-and-set). A turn is two
+/// statements: the claim, committed asynchronously (the gate row is a
+/// schedule, not data), and either loader_append (a batch of up to 50
+/// events, its cursor and its close in one statement) or, for larger
+/// batches, one transaction of the cursor's compare-and-set, COPY and the
+/// close; or a close alone, asynchronously committed. Every statement that
+/// closes a slot releases the lock as its last step.
+class PostgresSourceTurn : public SourceTurn {
+public:
+    explicit PostgresSourceTurn(PostgresSession& session);
+    Claim claim(const Source& source) override;
+    Stored append_and_close(const Source& source, const Claim& claim, const EventBatch& batch,
+                            std::optional<std::int64_t> backlog) override;
+    void close(const Source& source, const SlotClose& close) override;
+
+private:
+    /// The arguments of the success close that travels with a batch.
+    struct BatchClose;
+
+    Stored append_once(const Source& source, std::int64_t expected, const EventBatch& batch, const BatchClose& close);
+    Stored append_in_one_statement(const Source& source, std::int64_t expected, const EventBatch& batch,
+                                   const BatchClose& close);
+    Stored append_by_copy(const Source& source, std::int64_t expected, const EventBatch& batch,
+                          const BatchClose& close);
+    /// A batch's slot, closed on its own after COPY lost to a unique key.
+    void close_after_batch(const BatchClose& close);
+    /// Runs one statement outside a transaction block; after an error that
+    /// left the session alive, makes sure the source's lock is not held.
+    template <typename Statement>
+    auto guarded(int source_id, Statement&& statement);
+    void release_if_held(int source_id) noexcept;
+
+    /// The lock argument of the closing functions: the namespace when this
+    /// session holds the source's lock, else SQL NULL (it died with an
+    /// earlier session, and unlocking would only earn a server warning).
+    const char* lock_argument(int source_id);
+    void note_lock(int source_id);
+    void forget_lock(int source_id) { locks_.erase(source_id); }
+
+    PostgresSession& session_;
+    /// The source locks this worker's session holds, and which session that
+    /// is: a new session holds none.
+    std::unordered_set<int> locks_;
+    std::uint64_t locks_session_ = 0;
+};
+
+}  // namespace tributary::postgres
