@@ -211,11 +211,13 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
     }
 
     fault_point("after_fetch");
+    const std::size_t count = result.events.size();
+    const std::int64_t last_id = result.events.back().id;
     const auto append_start = ports_.clock.now();
     SourceTurn::Stored stored;
     try {
         // The batch closes its own slot: one commit ends the turn.
-        stored = ports_.turn.append_and_close(source, claim, result.events, result.backlog);
+        stored = ports_.turn.append_and_close(source, claim, std::move(result.events), result.backlog);
     } catch (const BatchRejected& e) {
         return record_failure(source, claim,
                               FetchResult::failure(FetchResult::Status::failing,
@@ -230,10 +232,9 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
                      source.name, options_.worker, cursor);
         return {SourceOutcome::conflict};
     }
-    spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker,
-                  result.events.size(), cursor, result.events.back().id);
-    return {SourceOutcome::stored, result.events.size(), FailureClass::none, {}, append_time,
-            result.events.back().id, result.backlog};
+    spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker, count,
+                  cursor, last_id);
+    return {SourceOutcome::stored, count, FailureClass::none, {}, append_time, last_id, result.backlog};
 }
 
 TurnReport Loader::record_failure(const Source& source, const SourceTurn::Claim& claim, const FetchResult& result,

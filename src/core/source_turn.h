@@ -72,8 +72,10 @@ public:
     /// cursor) and moves the cursor to its last event, if the cursor is
     /// still the claim's, and closes the slot as a success that was not
     /// drained (next request after the interval, `backlog` recorded): all in
-    /// one transaction, committed durably.
-    virtual Stored append_and_close(const Source& source, const Claim& claim, const EventBatch& batch,
+    /// one transaction, committed durably. The batch is handed over, so that
+    /// an adapter can move a large payload into its statement instead of
+    /// holding it twice.
+    virtual Stored append_and_close(const Source& source, const Claim& claim, EventBatch batch,
                                     std::optional<std::int64_t> backlog) = 0;
 
     /// Closes a claimed slot without storing anything.

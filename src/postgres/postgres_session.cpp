@@ -56,7 +56,8 @@ pqxx::connection& PostgresSession::connection() {
         for (const auto& [name, sql] : statements_) fresh->prepare(name, sql);
         connection_ = std::move(fresh);
         ++generation_;
-        if (on_new_session_) on_new_session_(generation_);
+        if (on_new_session_ && !recycled_) on_new_session_(generation_);
+        recycled_ = false;
     } catch (const pqxx::broken_connection& e) {
         throw DatabaseUnavailable(std::string("cannot connect to PostgreSQL: ") + e.what());
     }

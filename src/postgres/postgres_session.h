@@ -38,7 +38,8 @@ public:
         }
     }
 
-    /// Called with the new generation each time a session is opened.
+    /// Called with the new generation each time a session is opened (but
+    /// not after recycle()).
     void on_new_session(std::function<void(std::uint64_t)> callback) { on_new_session_ = std::move(callback); }
 
     /// Increments each time a new connection is opened.
@@ -46,6 +47,13 @@ public:
     bool connected() const noexcept { return connection_ != nullptr; }
     /// Closes the connection (and so releases every session lock).
     void disconnect() noexcept;
+    /// Closes the connection on purpose, to give back what it holds (libpq's
+    /// buffers only grow); the next session it opens is no reconnect after
+    /// a failure, so on_new_session is not told.
+    void recycle() noexcept {
+        disconnect();
+        recycled_ = true;
+    }
 
 private:
     pqxx::connection& connection();
@@ -57,6 +65,7 @@ private:
     std::vector<std::pair<std::string, std::string>> statements_;
     std::unique_ptr<pqxx::connection> connection_;
     std::uint64_t generation_ = 0;
+    bool recycled_ = false;
     std::function<void(std::uint64_t)> on_new_session_;
 };
 

@@ -21,11 +21,16 @@ namespace tributary::postgres {
 /// batches, one transaction of the cursor's compare-and-set, COPY and the
 /// close; or a close alone, asynchronously committed. Every statement that
 /// closes a slot releases the lock as its last step.
+///
+/// Memory: a batch holding an event of 1 MiB or more goes row by row, each
+/// payload moved into its own INSERT, so that besides the batch only libpq's
+/// send buffer holds it; and the session is then recycled, because libpq's
+/// buffers only ever grow.
 class PostgresSourceTurn : public SourceTurn {
 public:
     explicit PostgresSourceTurn(PostgresSession& session);
     Claim claim(const Source& source) override;
-    Stored append_and_close(const Source& source, const Claim& claim, const EventBatch& batch,
+    Stored append_and_close(const Source& source, const Claim& claim, EventBatch batch,
                             std::optional<std::int64_t> backlog) override;
     void close(const Source& source, const SlotClose& close) override;
 
@@ -34,6 +39,7 @@ private:
     struct BatchClose;
 
     Stored append_once(const Source& source, std::int64_t expected, const EventBatch& batch, const BatchClose& close);
+    Stored append_large(const Source& source, std::int64_t expected, EventBatch& batch, const BatchClose& close);
     Stored append_in_one_statement(const Source& source, std::int64_t expected, const EventBatch& batch,
                                    const BatchClose& close);
     Stored append_by_copy(const Source& source, std::int64_t expected, const EventBatch& batch,

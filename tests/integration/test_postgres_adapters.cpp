@@ -535,3 +535,30 @@ TEST_CASE("a batch closes its slot and releases the lock in its own transaction,
     }
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == std::to_string(size));
 }
+
+TEST_CASE("a batch with a large event is stored row by row, and its session recycled") {
+    TestDatabase db;
+    const auto source = registered(db, "store.large");
+    postgres::PostgresSession session(db.url());
+    int reconnects = 0;
+    session.on_new_session([&](std::uint64_t generation) { reconnects += generation > 1; });
+    postgres::PostgresSourceTurn turn(session);
+    auto events = batch(1, 3);
+    events[1].payload = "{\"big\": \"" + std::string(3 << 20, 'x') + "\"}";
+    REQUIRE(append(db, turn, source, 0, events) == SourceTurn::Stored::appended);
+    CHECK(db.scalar("SELECT string_agg(event_id || ':' || length(payload::text), ',' ORDER BY seq)"
+                    " FROM tributary.events") == "1:9,2:" + std::to_string((3 << 20) + 11) + ",3:9");
+    CHECK(db.scalar("SELECT last_event_id || ',' || events_stored FROM tributary.cursors") == "3,3");
+    CHECK(locks_on(db, source.id) == "0");
+    CHECK_FALSE(session.connected());  // recycled: libpq's buffers went with it
+    const auto generation = session.generation();
+    REQUIRE(append(db, turn, source, 3, batch(4, 5)) == SourceTurn::Stored::appended);
+    CHECK(session.generation() == generation + 1);
+    CHECK(reconnects == 0);  // a recycle is no reconnect after a failure
+    // Stale cursor: nothing stored, closed all the same.
+    events = batch(6, 7);
+    events[0].payload = events[1].payload = "\"" + std::string(2 << 20, 'y') + "\"";
+    CHECK(append(db, turn, source, 0, events) == SourceTurn::Stored::conflict);
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "5");
+    CHECK(locks_on(db, source.id) == "0");
+}

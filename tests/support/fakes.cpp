@@ -103,8 +103,8 @@ void FakeSourceTurn::close(const Source& source, const SlotClose& close) {
     }
 }
 
-SourceTurn::Stored FakeSourceTurn::append_and_close(const Source& source, const Claim& claim,
-                                                    const EventBatch& batch, std::optional<std::int64_t> backlog) {
+SourceTurn::Stored FakeSourceTurn::append_and_close(const Source& source, const Claim& claim, EventBatch batch,
+                                                    std::optional<std::int64_t> backlog) {
     ++appends;
     if (fail_next_append) {
         auto fail = std::move(fail_next_append);

@@ -68,7 +68,7 @@ public:
     FakeSourceTurn(FakeLoaderDatabase& db, const Clock& clock, int worker = 1)
         : db_(db), clock_(clock), worker_(worker) {}
     Claim claim(const Source& source) override;
-    Stored append_and_close(const Source& source, const Claim& claim, const EventBatch& batch,
+    Stored append_and_close(const Source& source, const Claim& claim, EventBatch batch,
                             std::optional<std::int64_t> backlog) override;
     void close(const Source& source, const SlotClose& close) override;
 
