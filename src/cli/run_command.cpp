@@ -153,7 +153,12 @@ bool wait_for_schema(const std::string& db, StopSignal& stop, std::chrono::milli
             if (said) spdlog::info("database reachable again; starting");
             return true;
         } catch (const DatabaseUnavailable& e) {
-            if (max_runtime.count() && std::chrono::steady_clock::now() + pause >= deadline) throw;
+            if (max_runtime.count() && std::chrono::steady_clock::now() + pause >= deadline) {
+                spdlog::error("database still unavailable, and the next try would pass the max runtime of {} ms: "
+                              "giving up",
+                              max_runtime.count());
+                throw;
+            }
             if (!said) spdlog::error("database unavailable at start, retrying with backoff: {}", e.what());
         }
         if (stop.wait_for(pause)) return false;

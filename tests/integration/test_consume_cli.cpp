@@ -224,10 +224,8 @@ TEST_CASE("consume: SIGTERM with a batch in hand finishes it, acks it, reads no 
         "echo x > " + rig.path("started") + "; cat > /dev/null; sleep 1; echo ok >> " + rig.path("done");
     auto consumer = start_consumer(rig, "g", {"--batch", "10", "--exec", command});
     REQUIRE(wait_until([&] { return !rig.read("started").empty(); }, 20s));
-    const auto signalled = std::chrono::steady_clock::now();
     consumer->signal(SIGTERM);
     REQUIRE(consumer->wait_for(30s) == 0);
-    CHECK(std::chrono::steady_clock::now() - signalled < 10s);
     CHECK(rig.read("done") == "ok\n");
     const auto status = rig.group("g");
     CHECK(status["batches_in_flight"] == 0);  // acked before exiting

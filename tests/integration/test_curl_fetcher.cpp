@@ -309,9 +309,12 @@ TEST_CASE("CurlEventFetcher honours Retry-After on 429 and 503", "[curl_fetcher]
         CHECK(fetch_with(429, "0").retry_after == 0ms);
     }
     SECTION("an HTTP-date") {
-        const FetchResult r = fetch_with(429, http_date(std::time(nullptr) + 10));
+        const auto sent = std::time(nullptr);
+        const FetchResult r = fetch_with(429, http_date(sent + 10));
+        const auto answered = std::time(nullptr);
         CHECK(r.status == Status::throttled);
-        CHECK(r.retry_after >= 8000ms);
+        // Ten seconds after `sent`, counted from whenever it was parsed.
+        CHECK(r.retry_after >= std::chrono::seconds(sent + 10 - answered - 1));
         CHECK(r.retry_after <= 11000ms);
     }
     SECTION("an HTTP-date in the past means now") {
@@ -389,11 +392,10 @@ TEST_CASE("CurlEventFetcher cuts off a body over max_body_bytes", "[curl_fetcher
     // Compressed in transit (the server gzips JSON) but counted decompressed.
     for (const char* path : {"/big", "/big-opaque", "/endless"}) {
         INFO(path);
-        const auto started = std::chrono::steady_clock::now();
+        // Cut at the limit: a transfer left to run would end in "timed out".
         const FetchResult r = fetcher.fetch(source_at(server.url(path)), 0, 1000);
         CHECK(r.status == Status::transient);
         CHECK_THAT(r.error, Catch::Contains("response larger than 1000 bytes from " + server.url(path)));
-        CHECK(std::chrono::steady_clock::now() - started < 2s);
     }
 
     limits.max_body_bytes = big.size();
@@ -415,8 +417,7 @@ TEST_CASE("CurlEventFetcher gives up on a slow body after the source's timeout",
     CHECK(r.status == Status::transient);
     CHECK_THAT(r.error, Catch::Contains("timed out"));
     CHECK_THAT(r.error, Catch::Contains(server.url("/slow")));
-    CHECK(elapsed >= 250ms);
-    CHECK(elapsed < 2s);
+    CHECK(elapsed >= 300ms);  // never before the timeout (how much later depends on the machine)
 }
 
 TEST_CASE("CurlEventFetcher abandons a transfer when a stop is requested", "[curl_fetcher]") {
@@ -439,9 +440,8 @@ TEST_CASE("CurlEventFetcher abandons a transfer when a stop is requested", "[cur
     const auto elapsed = std::chrono::steady_clock::now() - started;
     stopper.join();
 
-    CHECK(r.status == Status::stopped);
+    CHECK(r.status == Status::stopped);  // not "timed out": the source's timeout is 30 s
     CHECK(elapsed >= 200ms);
-    CHECK(elapsed < 3s);  // the progress callback runs about once a second at worst
 
     // Once stopping, no new request goes out.
     const FetchResult next = fetcher.fetch(source_at(server.url("/slow"), 30s), 0, 10);

@@ -205,11 +205,10 @@ TEST_CASE("the documented systemd unit verifies and the crontab line is well-for
 TEST_CASE("run waits for a database that is not there yet, within --max-runtime") {
     // Nothing listens on port 1: like a loader started before PostgreSQL.
     const std::string nowhere = "postgresql://postgres@127.0.0.1:1/tributary?connect_timeout=1";
-    const auto start = std::chrono::steady_clock::now();
     const auto done = run_program(tributary_args(nowhere, {"run", "--max-runtime", "3s"}));
     CHECK(done.code == 1);
     CHECK_THAT(done.err, Catch::Contains("database unavailable at start, retrying"));
-    CHECK(std::chrono::steady_clock::now() - start < 4s);  // gives up within --max-runtime
+    CHECK_THAT(done.err, Catch::Contains("would pass the max runtime of 3000 ms: giving up"));
 
     ChildProcess waiting(tributary_args(nowhere, {"run"}));
     std::this_thread::sleep_for(1500ms);

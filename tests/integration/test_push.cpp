@@ -67,7 +67,10 @@ TEST_CASE("a running loader fetches a new source at once, without waiting for it
     const auto delay_ms = first_request_after(server, "push.src-1", added_at, 10s);
     INFO("first request " << delay_ms << " ms after `source add`");
     CHECK(delay_ms >= 0);
-    CHECK(delay_ms < 1000);  // the schedule's own refresh is 5 s with hints
+    // What is asserted is which path woke it: the hint, not the schedule's
+    // own refresh (5 s with hints). Half of that is the bound, whatever the
+    // machine's speed; the same for every latency bound below.
+    CHECK(delay_ms < 2500);
     loader.signal(SIGTERM);
     CHECK(loader.wait_for(15s) == 0);
 }
@@ -86,7 +89,7 @@ TEST_CASE("a nudge asks an idle source at once; unknown names get 404; nudges ne
     const auto delay_ms = first_request_after(server, "nudge.src-0", nudged_at, 5s);
     INFO("first request " << delay_ms << " ms after the nudge");
     CHECK(delay_ms >= 0);
-    CHECK(delay_ms < 400);
+    CHECK(delay_ms < 1000);  // the idle pause it cut short is at least 1.6 s
 
     CHECK(post(port, "/sources/nudge.nobody/nudge") == 404);
     CHECK(post(port, "/sources/not%20a%20name/nudge") == 404);
@@ -159,7 +162,7 @@ TEST_CASE("SIGTERM ends a sleeping loader at once", "[push]") {
     CHECK(loader.wait_for(15s) == 0);
     const auto took = std::chrono::steady_clock::now() - start;
     INFO("stopped in " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
-    CHECK(took < 500ms);
+    CHECK(took < 2500ms);  // woken by the stop, not by its timer (up to 5 s)
 }
 
 namespace {
@@ -201,7 +204,7 @@ TEST_CASE("a consumer blocked in its wait starts the handler soon after a commit
         REQUIRE(wait_until([&] { return handler_starts(rig).size() == static_cast<std::size_t>(round); }, 10s));
         const auto delay_ms = static_cast<double>(handler_starts(rig).back() - committed_at) / 1000.0;
         INFO("handler started " << delay_ms << " ms after the commit");
-        CHECK(delay_ms < 300);  // about 20 ms here; polling (--poll-only) takes up to 1 s
+        CHECK(delay_ms < 800);  // about 20 ms here; its fallback timer has grown past 1 s
         std::this_thread::sleep_for(2s);
     }
     consumer->signal(SIGTERM);
@@ -240,6 +243,6 @@ TEST_CASE("SIGTERM ends a blocked consumer and a following tail at once", "[push
         CHECK(child->wait_for(15s) == 0);
         const auto took = std::chrono::steady_clock::now() - start;
         INFO("stopped in " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
-        CHECK(took < 500ms);
+        CHECK(took < 2500ms);  // woken by the stop, not by its timer (up to 5 s)
     }
 }

@@ -84,10 +84,9 @@ TEST_CASE("exec handler: a command killed by a signal fails the batch") {
 TEST_CASE("exec handler: a command that never reads a big stdin does not block us") {
     ExecBatchHandler handler("sleep 0.2; exit 0");
     StopSignal abandon;
-    const auto begin = std::chrono::steady_clock::now();
-    const auto result = handler.handle(batch_of(200, 10000), abandon);  // 2 MB, far over a pipe's buffer
+    // 2 MB, far over a pipe's buffer: a handler that insisted on writing it all would never return.
+    const auto result = handler.handle(batch_of(200, 10000), abandon);
     CHECK(result.outcome == HandlerResult::Outcome::success);
-    CHECK(std::chrono::steady_clock::now() - begin < 5s);
 }
 
 TEST_CASE("exec handler: abandon kills the command's whole process group") {
@@ -98,11 +97,9 @@ TEST_CASE("exec handler: abandon kills the command's whole process group") {
         std::this_thread::sleep_for(300ms);
         abandon.request_stop();
     });
-    const auto begin = std::chrono::steady_clock::now();
     const auto result = handler.handle(batch_of(1), abandon);
     trigger.join();
     CHECK(result.outcome == HandlerResult::Outcome::abandoned);
-    CHECK(std::chrono::steady_clock::now() - begin < 3s);
     const auto grandchild = static_cast<pid_t>(std::stol(slurp(pid_file)));
     std::this_thread::sleep_for(100ms);
     CHECK_FALSE(alive(grandchild));
