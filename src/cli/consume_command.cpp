@@ -86,7 +86,7 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
     consumer_options.until_idle = options.until_idle;
 
     process::ExecBatchHandler handler(options.exec);
-    // Push (DESIGN.md §7): loaders hint after each commit; an idle worker
+    // Push (docs/design.md §7): loaders hint after each commit; an idle worker
     // sleeps until a hint, a reconnect of the hint connection, or its
     // fallback timer. --poll-only: the timer alone, 50 ms doubling to 1 s.
     PauseWakeup pause(stop);

@@ -2,7 +2,7 @@
 
 namespace tributary::cli {
 
-/// Exit codes a supervisor can act on (documented in the README).
+/// Exit codes a supervisor can act on (documented in docs/operations.md, "Exit codes").
 enum ExitCode : int {
     exit_ok = 0,           ///< done, or stopped gracefully (signal, --max-runtime, --until-idle)
     exit_failure = 1,      ///< an error; the message says what to fix

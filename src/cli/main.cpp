@@ -1,5 +1,5 @@
 // tributary: loads events from many sources into PostgreSQL, exactly once.
-// The one place that knows every adapter; see DESIGN.md §2 for the contract.
+// The one place that knows every adapter; see docs/design.md §2 for the contract.
 
 #include <csignal>
 #include <cstdlib>

@@ -61,7 +61,7 @@ struct LoaderOptions {
     std::chrono::seconds progress_every{10};
 };
 
-/// The per-source pass of DESIGN.md §5 over all enabled sources, one
+/// The per-source pass of docs/design.md §5 over all enabled sources, one
 /// SourceTurn each: claim (lock, gate, cursor) → fetch → append-and-close
 /// (batch, cursor, slot and lock in one transaction) or close alone. Nothing a source
 /// does stops the loop; only a stop, a limit, or the database being away for

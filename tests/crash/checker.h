@@ -3,7 +3,7 @@
 // The independent checker. It shares nothing with the loader: it reads
 // tributary.events with its own SQL and the sources' ground truth and request
 // logs over HTTP, and counts anomalies by class. Its only knowledge of
-// tributary is the documented SQL surface (README, "SQL surface").
+// tributary is the documented SQL surface (docs/sql-api.md, "Tables").
 
 #include <chrono>
 #include <map>

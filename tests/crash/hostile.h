@@ -2,7 +2,7 @@
 
 // Hostile episodes: a hostile-capable source plays one bad response for a
 // while, then heals. Before it heals, `status` must show, for a source that
-// was asked since the episode began, the state the README documents and a
+// was asked since the episode began, the state docs/sources.md documents and a
 // last_error naming the cause, recorded after the episode began.
 
 #include <atomic>

@@ -19,7 +19,7 @@ std::vector<std::string> server_options(const SourcePlan& plan) {
 }  // namespace
 
 const std::vector<HostileMode>& hostile_modes() {
-    // States and causes as the loader documents them (README, "The source protocol").
+    // States and causes as the loader documents them (docs/sources.md, "What tributary does with each answer").
     static const std::vector<HostileMode> modes{
         {"truncated", "transient", {"JSON"}, false},
         {"malformed", "transient", {"JSON"}, false},

@@ -22,7 +22,7 @@ struct HostileMode {
     bool long_backoff;                ///< "failing": the loader waits 30 s and more before asking again
 };
 
-/// Every hostile response of DESIGN.md §3 the source server can play.
+/// Every hostile response of docs/design.md §3 the source server can play.
 /// Not "too-many": the source server makes up ids past its end for it (a
 /// source breaking its promise, which no loader can detect), and the loader
 /// is documented to use the first `limit` events, so it would store them.

@@ -1,4 +1,4 @@
-// Every bad response of DESIGN.md §3, served for real over HTTP: nothing of
+// Every bad response of docs/design.md §3, served for real over HTTP: nothing of
 // it is stored, the cursor stays, status names the cause, and the healthy
 // source beside them loads everything.
 

@@ -14,7 +14,7 @@ namespace {
 constexpr std::int64_t kMaxSources = 1000000;
 constexpr std::size_t kMaxPayloadBytes = 16 * 1024 * 1024;
 constexpr int kMaxThreads = 4096;
-constexpr std::size_t kMaxNameLength = 100;  // DESIGN.md §2
+constexpr std::size_t kMaxNameLength = 100;  // docs/design.md §2
 
 std::optional<std::int64_t> parse_int(std::string_view text) {
   std::int64_t value = 0;

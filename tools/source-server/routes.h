@@ -19,7 +19,7 @@ struct ServerContext {
   const std::atomic<bool>& stopping;
 };
 
-// GET  /sources/NAME/events?after_id=A&limit=L   the source protocol (DESIGN.md §3)
+// GET  /sources/NAME/events?after_id=A&limit=L   the source protocol (docs/design.md §3)
 // GET  /_requests[?source=NAME]                  recorded event requests
 // GET  /_truth/NAME                              every event of NAME, as served
 // GET  /_stats                                   counters
