@@ -16,8 +16,8 @@ namespace tributary::cli {
 namespace {
 
 void check_group_name(const std::string& name) {
-    static const std::regex valid("[A-Za-z0-9._-]{1,100}");
-    if (!std::regex_match(name, valid))
+    static const std::regex kValidName("[A-Za-z0-9._-]{1,100}");
+    if (!std::regex_match(name, kValidName))
         throw UsageError("invalid group name '" + name + "': use 1 to 100 of A-Z a-z 0-9 . _ -");
 }
 

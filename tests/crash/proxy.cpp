@@ -14,8 +14,8 @@ Proxy::Proxy(const std::string& binary, int target_port) {
     const auto line = process_->first_line(std::chrono::seconds(10));
     // "listening on 127.0.0.1:LPORT control http://127.0.0.1:CPORT"
     std::smatch m;
-    static const std::regex pattern(R"(listening on [0-9.]+:([0-9]+) control (http://[0-9.]+:[0-9]+))");
-    if (!std::regex_search(line, m, pattern)) throw std::runtime_error("unexpected fault proxy line: " + line);
+    static const std::regex kListening(R"(listening on [0-9.]+:([0-9]+) control (http://[0-9.]+:[0-9]+))");
+    if (!std::regex_search(line, m, kListening)) throw std::runtime_error("unexpected fault proxy line: " + line);
     listen_port_ = std::stoi(m[1]);
     control_url_ = m[2];
     say("fault proxy on port " + std::to_string(listen_port_) + " -> " + std::to_string(target_port) + ", control " +

@@ -26,7 +26,7 @@ void say(const std::string& line) {
 }
 
 const std::vector<std::string>& anomaly_classes() {
-    static const std::vector<std::string> classes{
+    static const std::vector<std::string> kClasses{
         "lost",
         "duplicated",
         "out_of_order",
@@ -39,7 +39,7 @@ const std::vector<std::string>& anomaly_classes() {
         "drain_timeout",
         "hostile_without_cause",
     };
-    return classes;
+    return kClasses;
 }
 
 void Tally::fault(const std::string& kind, long n) {

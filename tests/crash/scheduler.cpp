@@ -72,7 +72,7 @@ void Scheduler::run() {
     last_restart_ = start_;
     proxy_busy_until_ = start_;
     say("fault phase: " + std::to_string(config_.duration.count()) + " s, seed " + std::to_string(config_.seed));
-    static const std::vector<Weighted> kinds{
+    static const std::vector<Weighted> kKinds{
         {static_cast<int>(Kind::kill9), 3, false},
         {static_cast<int>(Kind::pause), 2, false},
         {static_cast<int>(Kind::terminate_lock_holders), 2, false},
@@ -86,7 +86,7 @@ void Scheduler::run() {
         {static_cast<int>(Kind::sigterm), 0.7, false},
     };
     std::vector<double> weights;
-    for (const auto& k : kinds) weights.push_back(k.needs_proxy && !proxy_ ? 0 : k.weight);
+    for (const auto& k : kKinds) weights.push_back(k.needs_proxy && !proxy_ ? 0 : k.weight);
     std::discrete_distribution<std::size_t> pick(weights.begin(), weights.end());
 
     auto next_fault = Clock::now() + between(1000, 3000);
@@ -98,7 +98,7 @@ void Scheduler::run() {
             // restart) gives way to another draw, a few at most.
             for (int attempt = 0; attempt < 5; ++attempt) {
                 try {
-                    if (inject(static_cast<Kind>(kinds[pick(random_)].kind))) break;
+                    if (inject(static_cast<Kind>(kKinds[pick(random_)].kind))) break;
                 } catch (const std::exception& e) {
                     say(std::string("fault injection failed: ") + e.what());
                     break;

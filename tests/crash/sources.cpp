@@ -20,7 +20,7 @@ std::vector<std::string> server_options(const SourcePlan& plan) {
 
 const std::vector<HostileMode>& hostile_modes() {
     // States and causes as the loader documents them (docs/sources.md, "What tributary does with each answer").
-    static const std::vector<HostileMode> modes{
+    static const std::vector<HostileMode> kModes{
         {"truncated", "transient", {"JSON"}, false},
         {"malformed", "transient", {"JSON"}, false},
         {"not-json", "transient", {"content type"}, false},
@@ -42,7 +42,7 @@ const std::vector<HostileMode>& hostile_modes() {
         {"http-429-date", "throttled", {"429"}, false},
         {"http-503", "throttled", {"503"}, false},
     };
-    return modes;
+    return kModes;
 }
 
 Sources::Sources(const SourcePlan& plan) : plan_(plan), server_(server_options(plan)) {

@@ -136,9 +136,9 @@ std::string Supervisor::classify(const Slot& slot, int code, const std::string& 
     if (code == 128 + SIGKILL && slot.killed) {
         verdict = "killed by the harness";
     } else if (code == 128 + SIGKILL && err.find("fault point ") != std::string::npos) {
-        static const std::regex point(R"(fault point (\w+): SIGKILL)");
+        static const std::regex kFaultPoint(R"(fault point (\w+): SIGKILL)");
         std::smatch m;
-        const std::string name = std::regex_search(err, m, point) ? m[1].str() : "unknown";
+        const std::string name = std::regex_search(err, m, kFaultPoint) ? m[1].str() : "unknown";
         tally_.fault("fault point " + name);
         verdict = "fault point " + name + " fired";
     } else if (code == 0 && slot.sigterm_at) {

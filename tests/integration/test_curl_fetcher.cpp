@@ -29,7 +29,7 @@ using Status = FetchResult::Status;
 
 namespace {
 
-const std::string two_events = R"({"events":[{"id":6,"payload":{"b":[1,2],"a":"x"}},{"id":7,"payload":"y"}]})";
+const std::string kTwoEvents = R"({"events":[{"id":6,"payload":{"b":[1,2],"a":"x"}},{"id":7,"payload":"y"}]})";
 
 // Routes are added on http() first, then start(): httplib's route tables must
 // not change while it listens. Slow handlers poll closing() so stop() can
@@ -142,7 +142,7 @@ TEST_CASE("CurlEventFetcher fetches a batch and sends the protocol's request", "
     Seen seen;
     server.http().Get("/events", [&](const httplib::Request& req, httplib::Response& res) {
         seen.record(req);
-        reply(res, 200, two_events, "application/json; charset=utf-8");
+        reply(res, 200, kTwoEvents, "application/json; charset=utf-8");
     });
     server.start();
     StopSignal stop;
@@ -191,7 +191,7 @@ TEST_CASE("CurlEventFetcher sends the source's headers and never repeats their v
     server.http().Get("/events", [&](const httplib::Request& req, httplib::Response& res) {
         seen.record(req);
         if (req.get_header_value("X-Api-Key") == "s3cret")
-            reply(res, 200, two_events);
+            reply(res, 200, kTwoEvents);
         else
             reply(res, 401, "who are you?", "text/plain");
     });

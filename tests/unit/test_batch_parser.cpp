@@ -26,7 +26,7 @@ using Status = FetchResult::Status;
 
 namespace {
 
-const FetchLimits defaults{};
+const FetchLimits kDefaults{};
 
 std::string event(const std::string& id, const std::string& payload) {
     return R"({"id":)" + id + R"(,"payload":)" + payload + "}";
@@ -84,7 +84,7 @@ TEST_CASE("parse_batch accepts both shapes and keeps the first `limit` events", 
     };
     for (const auto& c : cases) {
         INFO(c.name);
-        const FetchResult r = parse_batch(c.body, c.after_id, c.limit, defaults);
+        const FetchResult r = parse_batch(c.body, c.after_id, c.limit, kDefaults);
         CHECK(r.status == Status::ok);
         CHECK(r.error.empty());
         CHECK(ids(r) == c.expected);
@@ -177,7 +177,7 @@ TEST_CASE("parse_batch rejects bad bodies with the right status and a message na
     };
     for (const auto& c : cases) {
         INFO(c.name << ": " << c.body.substr(0, 200));
-        const FetchResult r = parse_batch(c.body, c.after_id, c.limit, defaults);
+        const FetchResult r = parse_batch(c.body, c.after_id, c.limit, kDefaults);
         CHECK(r.status == c.status);
         CHECK_THAT(r.error, Catch::Contains(c.message));
         CHECK(printable_ascii(r.error));
@@ -188,9 +188,9 @@ TEST_CASE("parse_batch rejects bad bodies with the right status and a message na
 TEST_CASE("parse_batch counts the envelope in the depth limit", "[batch_parser]") {
     // {"events":[{"payload": ...}]} is 3 levels, so 61 more fit in 64.
     const std::string fits = wrapped({event("1", std::string(61, '[') + std::string(61, ']'))});
-    CHECK(parse_batch(fits, 0, 10, defaults).status == Status::ok);
+    CHECK(parse_batch(fits, 0, 10, kDefaults).status == Status::ok);
     const std::string deeper = wrapped({event("1", std::string(62, '{') + std::string(62, '}'))});
-    CHECK(parse_batch(deeper, 0, 10, defaults).status == Status::transient);
+    CHECK(parse_batch(deeper, 0, 10, kDefaults).status == Status::transient);
 
     FetchLimits shallow;
     shallow.max_depth = 3;
@@ -205,14 +205,14 @@ TEST_CASE("parse_batch rejects hostile nesting quickly and without recursion", "
         std::string deep;
         for (int i = 0; i < 100000; ++i) deep += open;
         INFO("opening with " << open);
-        const FetchResult bare = parse_batch(deep, 0, 10, defaults);
+        const FetchResult bare = parse_batch(deep, 0, 10, kDefaults);
         CHECK(bare.status == Status::transient);
         CHECK_THAT(bare.error, Catch::Contains("nested deeper than 64 levels"));
-        const FetchResult inside = parse_batch(wrapped({event("1", deep)}), 0, 10, defaults);
+        const FetchResult inside = parse_batch(wrapped({event("1", deep)}), 0, 10, kDefaults);
         CHECK(inside.status == Status::transient);
     }
     const std::string million = std::string(1000000, '[') + std::string(1000000, ']');
-    CHECK(parse_batch(million, 0, 10, defaults).status == Status::transient);
+    CHECK(parse_batch(million, 0, 10, kDefaults).status == Status::transient);
 }
 
 TEST_CASE("parse_batch rejects a body over max_body_bytes", "[batch_parser]") {
@@ -247,7 +247,7 @@ TEST_CASE("parse_batch keeps each payload as the source wrote it", "[batch_parse
     };
     for (const auto& c : cases) {
         INFO(c.payload);
-        const FetchResult r = parse_batch(wrapped({event("1", c.payload)}), 0, 10, defaults);
+        const FetchResult r = parse_batch(wrapped({event("1", c.payload)}), 0, 10, kDefaults);
         REQUIRE(r.status == Status::ok);
         REQUIRE(r.events.size() == 1);
         CHECK(r.events[0].payload == c.expected);
@@ -267,7 +267,7 @@ TEST_CASE("parse_batch keeps every digit of numbers a double cannot hold", "[bat
          }) {
         INFO(number);
         for (const std::string& payload : {number, R"({"n": )" + number + "}", "[" + number + ",1]"}) {
-            const FetchResult r = parse_batch(wrapped({event("1", payload)}), 0, 10, defaults);
+            const FetchResult r = parse_batch(wrapped({event("1", payload)}), 0, 10, kDefaults);
             REQUIRE(r.status == Status::ok);
             REQUIRE(r.events.size() == 1);
             CHECK(r.events[0].payload == payload);
@@ -300,7 +300,7 @@ TEST_CASE("parse_batch takes the payload nlohmann reads, whatever the envelope l
     };
     for (const auto& c : cases) {
         INFO(c.name << ": " << c.body);
-        const FetchResult r = parse_batch(c.body, 0, c.limit, defaults);
+        const FetchResult r = parse_batch(c.body, 0, c.limit, kDefaults);
         REQUIRE(r.status == Status::ok);
         std::vector<std::string> payloads;
         for (const auto& e : r.events) payloads.push_back(e.payload);
@@ -333,7 +333,7 @@ TEST_CASE("parse_batch keeps the last of duplicate keys and reads only the envel
     };
     for (const auto& c : accepted) {
         INFO(c.name << ": " << c.body);
-        const FetchResult r = parse_batch(c.body, 0, 10, defaults);
+        const FetchResult r = parse_batch(c.body, 0, 10, kDefaults);
         REQUIRE(r.status == Status::ok);
         CHECK(ids(r) == c.expected);
         std::vector<std::string> payloads;
@@ -369,14 +369,14 @@ TEST_CASE("parse_batch keeps the last of duplicate keys and reads only the envel
     };
     for (const auto& c : rejected) {
         INFO(c.name << ": " << c.body);
-        const FetchResult r = parse_batch(c.body, 0, 10, defaults);
+        const FetchResult r = parse_batch(c.body, 0, 10, kDefaults);
         CHECK(r.status == c.status);
         CHECK_THAT(r.error, Catch::Contains(c.message));
     }
 }
 
 TEST_CASE("parse_batch passes on the backlog the source reports, saturating", "[batch_parser]") {
-    constexpr auto max = INT64_MAX;
+    constexpr auto kMax = INT64_MAX;
     const std::string two = event("1", "1") + "," + event("2", "2");
     struct Case {
         const char* name;
@@ -403,14 +403,14 @@ TEST_CASE("parse_batch passes on the backlog the source reports, saturating", "[
          R"({"meta":{"remaining":5,"head_id":9},"events":[{"id":1,"payload":{"remaining":3}}]})",
          std::nullopt},
         {"none with a bare array", "[" + two + "]", std::nullopt},
-        {"remaining plus dropped saturates", R"({"events":[)" + two + R"(],"remaining":9223372036854775807})", max, 1},
-        {"head_id far past a negative cursor saturates", R"({"events":[],"head_id":9223372036854775807})", max, 10,
+        {"remaining plus dropped saturates", R"({"events":[)" + two + R"(],"remaining":9223372036854775807})", kMax, 1},
+        {"head_id far past a negative cursor saturates", R"({"events":[],"head_id":9223372036854775807})", kMax, 10,
          -10},
         {"head_id far behind", R"({"events":[],"head_id":-9223372036854775808})", 0, 10, 5},
     };
     for (const auto& c : cases) {
         INFO(c.name << ": " << c.body);
-        const FetchResult r = parse_batch(c.body, c.after_id, c.limit, defaults);
+        const FetchResult r = parse_batch(c.body, c.after_id, c.limit, kDefaults);
         REQUIRE(r.status == Status::ok);
         CHECK(r.backlog == c.expected);
     }
@@ -439,7 +439,7 @@ TEST_CASE("parse_batch validates a hostile body in memory far below its document
         for (int i = 0; i < 5'000'000; ++i) body += unit;
         body += "[]]}]}";
         const long before = peak_rss_kb();
-        const FetchResult r = parse_batch(body, 0, 0, defaults);
+        const FetchResult r = parse_batch(body, 0, 0, kDefaults);
         const long grown_kb = peak_rss_kb() - before;
         INFO("unit " << unit << ": peak grew by " << grown_kb << " KiB");
         CHECK(r.status == Status::ok);
@@ -501,10 +501,10 @@ const json* event_list(const json& doc, std::string& why) {
 }
 
 std::optional<std::string> id_problem(const json& id, std::int64_t& out) {
-    constexpr auto max = std::numeric_limits<std::int64_t>::max();
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
     if (id.is_number_unsigned()) {
         const auto u = id.get<std::uint64_t>();
-        if (u > static_cast<std::uint64_t>(max))
+        if (u > static_cast<std::uint64_t>(kMax))
             return "id " + std::to_string(u) + " is out of the 64-bit signed integer range";
         out = static_cast<std::int64_t>(u);
         return std::nullopt;
@@ -752,7 +752,7 @@ TEST_CASE("parse_batch says what the document-based parser said, on random bodie
         const std::string body = gen.body(after_id);
         INFO("round " << round << ", after_id " << after_id << ", limit " << limit << ": " << body);
         const FetchResult expected = dom_oracle::parse_batch(body, after_id, limit);
-        const FetchResult got = parse_batch(body, after_id, limit, defaults);
+        const FetchResult got = parse_batch(body, after_id, limit, kDefaults);
         CHECK(printable_ascii(got.error));
         if (expected.error.find("number overflow") != std::string::npos) {
             CHECK(got.status == Status::failing);

@@ -249,11 +249,11 @@ public:
         std::string out = "\"";
         for (char c : name) {
             if (chance(25)) {
-                static const char* hex = "0123456789abcdef0123456789ABCDEF";
+                static const char* kHex = "0123456789abcdef0123456789ABCDEF";
                 const int upper = chance(50) ? 16 : 0;
                 out += "\\u00";
-                out += hex[upper + (c >> 4)];
-                out += hex[upper + (c & 15)];
+                out += kHex[upper + (c >> 4)];
+                out += kHex[upper + (c & 15)];
             } else {
                 out += c;
             }

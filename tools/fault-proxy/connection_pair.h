@@ -18,11 +18,11 @@ struct Flow {
 // A client connection and the connection to the target made for it. Owned by the event loop.
 struct ConnectionPair {
   enum class CommitCut {
-    None,
-    Armed,     // a COMMIT was chosen for a cut: it is queued, nothing after it is read from the client
+    none,
+    armed,     // a COMMIT was chosen for a cut: it is queued, nothing after it is read from the client
     // The COMMIT is written and the client reset. The server's side was half-closed after the
     // COMMIT; its answers are read and dropped until it closes (the server-side remnant).
-    Draining,
+    draining,
   };
 
   std::uint64_t id = 0;
@@ -34,9 +34,9 @@ struct ConnectionPair {
   Flow down;                // server -> client
   PgClientStream protocol;
   bool blackholed = false;  // open during a blackhole: swallows everything, reset when it ends
-  CommitCut commit_cut = CommitCut::None;
-  Clock::time_point drain_deadline{};  // Draining: reset the server side if it has not closed by then
-  std::uint64_t bytes_discarded = 0;   // Draining: server answers dropped
+  CommitCut commit_cut = CommitCut::none;
+  Clock::time_point drain_deadline{};  // draining: reset the server side if it has not closed by then
+  std::uint64_t bytes_discarded = 0;   // draining: server answers dropped
   bool closed = false;      // both sockets are closed; dropped at the end of the loop iteration
 
   // Indices into this iteration's poll set, -1 when not polled.

@@ -46,17 +46,17 @@ bool is_commit_query(std::string_view text) {
 }
 
 void PgClientStream::become_opaque(std::string reason) {
-  phase_ = Phase::Opaque;
+  phase_ = Phase::opaque;
   opaque_reason_ = std::move(reason);
   query_.clear();
   query_.shrink_to_fit();
 }
 
 void PgClientStream::server_bytes(const char* data, std::size_t size) {
-  if (phase_ != Phase::AwaitingEncryptionAnswer || size == 0) return;
+  if (phase_ != Phase::awaiting_encryption_answer || size == 0) return;
   switch (data[0]) {
     case 'N':
-      phase_ = Phase::Startup;  // in clear: the real startup message comes next
+      phase_ = Phase::startup;  // in clear: the real startup message comes next
       break;
     case 'S':
       become_opaque("the session is encrypted (SSL)");
@@ -80,8 +80,8 @@ void PgClientStream::message_complete(std::size_t end, std::vector<std::size_t>&
 void PgClientStream::client_bytes(const char* data, std::size_t size, std::vector<std::size_t>& commit_ends) {
   std::size_t i = 0;
   while (i < size) {
-    if (phase_ == Phase::Opaque) return;
-    if (phase_ == Phase::AwaitingEncryptionAnswer) {
+    if (phase_ == Phase::opaque) return;
+    if (phase_ == Phase::awaiting_encryption_answer) {
       // A client waits for the one-byte answer, which this proxy reads before the client can.
       become_opaque("client data before the answer to its encryption request");
       return;
@@ -95,7 +95,7 @@ void PgClientStream::client_bytes(const char* data, std::size_t size, std::vecto
       continue;
     }
 
-    const std::size_t need = phase_ == Phase::Startup ? 8 : 5;
+    const std::size_t need = phase_ == Phase::startup ? 8 : 5;
     std::size_t take = std::min(need - header_have_, size - i);
     std::memcpy(header_ + header_have_, data + i, take);
     header_have_ += take;
@@ -103,7 +103,7 @@ void PgClientStream::client_bytes(const char* data, std::size_t size, std::vecto
     if (header_have_ < need) return;
     header_have_ = 0;
 
-    if (phase_ == Phase::Startup) {
+    if (phase_ == Phase::startup) {
       const std::uint32_t length = read_be32(header_);
       const std::uint32_t code = read_be32(header_ + 4);
       if (length < 8 || length > kMaxStartupLength) {
@@ -115,10 +115,10 @@ void PgClientStream::client_bytes(const char* data, std::size_t size, std::vecto
           become_opaque("invalid encryption request length " + std::to_string(length));
           return;
         }
-        phase_ = Phase::AwaitingEncryptionAnswer;
+        phase_ = Phase::awaiting_encryption_answer;
         continue;
       }
-      phase_ = Phase::Messages;  // StartupMessage (or CancelRequest: nothing follows)
+      phase_ = Phase::messages;  // StartupMessage (or CancelRequest: nothing follows)
       body_remaining_ = length - 8;
     } else {
       const std::uint32_t length = read_be32(header_ + 1);

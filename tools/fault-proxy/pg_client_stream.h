@@ -14,14 +14,14 @@ namespace tributary::fault_proxy {
 //   startup phase:  untyped messages, int32 length (including itself) + int32 code. An SSLRequest
 //                   (80877103) or GSSENCRequest (80877104) is answered by the server with one byte:
 //                   'N' = go on in clear (another untyped message follows), 'S'/'G' = the rest is
-//                   encrypted and this stream stops looking (Opaque). Any other code (the
+//                   encrypted and this stream stops looking (`opaque`). Any other code (the
 //                   StartupMessage, a CancelRequest) ends the startup phase.
 //   message phase:  typed messages, 1 type byte + int32 length (including itself).
 //
-// Anything that breaks these rules turns the stream Opaque: bytes still flow, nothing is recognised.
+// Anything that breaks these rules turns the stream `opaque`: bytes still flow, nothing is recognised.
 class PgClientStream {
  public:
-  enum class Phase { Startup, AwaitingEncryptionAnswer, Messages, Opaque };
+  enum class Phase { startup, awaiting_encryption_answer, messages, opaque };
 
   // Client->server bytes, in order. Appends to `commit_ends`, for each simple-query ('Q') message
   // recognised as a COMMIT (see is_commit_query), the offset in [data, data+size] just past its
@@ -32,7 +32,7 @@ class PgClientStream {
   void server_bytes(const char* data, std::size_t size);
 
   Phase phase() const { return phase_; }
-  // Why the stream became Opaque ("" otherwise).
+  // Why the stream became `opaque` ("" otherwise).
   const std::string& opaque_reason() const { return opaque_reason_; }
 
  private:
@@ -40,7 +40,7 @@ class PgClientStream {
   // Called with the offset just past the end of the message that just completed.
   void message_complete(std::size_t end, std::vector<std::size_t>& commit_ends);
 
-  Phase phase_ = Phase::Startup;
+  Phase phase_ = Phase::startup;
   std::string opaque_reason_;
   unsigned char header_[8] = {};
   std::size_t header_have_ = 0;

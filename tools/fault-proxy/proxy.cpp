@@ -43,13 +43,13 @@ Proxy::~Proxy() {
 }
 
 bool Proxy::wants_client_read(const ConnectionPair& p) const {
-  if (p.up.source_eof || p.commit_cut != ConnectionPair::CommitCut::None) return false;
+  if (p.up.source_eof || p.commit_cut != ConnectionPair::CommitCut::none) return false;
   return p.blackholed || p.up.queue.bytes() < kMaxQueuedBytes;
 }
 
 bool Proxy::wants_server_read(const ConnectionPair& p) const {
   if (p.server < 0 || p.connecting || p.down.source_eof) return false;
-  if (p.commit_cut == ConnectionPair::CommitCut::Draining) return false;
+  if (p.commit_cut == ConnectionPair::CommitCut::draining) return false;
   return p.blackholed || p.down.queue.bytes() < kMaxQueuedBytes;
 }
 
@@ -66,7 +66,7 @@ void Proxy::run(int stop_fd) {
     for (auto& pair : pairs_) {
       ConnectionPair& p = *pair;
       p.client_poll = p.server_poll = -1;
-      if (p.commit_cut == ConnectionPair::CommitCut::Draining) {
+      if (p.commit_cut == ConnectionPair::CommitCut::draining) {
         earliest(wake, p.drain_deadline);
         p.server_poll = static_cast<int>(fds.size());
         fds.push_back({p.server, POLLIN, 0});
@@ -123,7 +123,7 @@ void Proxy::run(int stop_fd) {
     for (std::size_t i = 0; i < pairs_.size(); ++i) {
       ConnectionPair& p = *pairs_[i];
       if (p.closed) continue;
-      if (p.commit_cut == ConnectionPair::CommitCut::Draining) {
+      if (p.commit_cut == ConnectionPair::CommitCut::draining) {
         drain_server(p, p.server_poll >= 0 ? fds[static_cast<std::size_t>(p.server_poll)].revents : 0, now);
         continue;
       }
@@ -212,7 +212,7 @@ void Proxy::finish_connect(ConnectionPair& p) {
 }
 
 void Proxy::note_protocol_change(ConnectionPair& p, PgClientStream::Phase before) {
-  if (before != PgClientStream::Phase::Opaque && p.protocol.phase() == PgClientStream::Phase::Opaque) {
+  if (before != PgClientStream::Phase::opaque && p.protocol.phase() == PgClientStream::Phase::opaque) {
     spdlog::info("connection #{}: {}; its COMMITs cannot be recognised", p.id, p.protocol.opaque_reason());
   }
 }
@@ -233,7 +233,7 @@ void Proxy::read_client(ConnectionPair& p, Clock::time_point now) {
   }
   std::size_t forward = static_cast<std::size_t>(n);
   bool cut = false;
-  if (p.protocol.phase() != PgClientStream::Phase::Opaque) {
+  if (p.protocol.phase() != PgClientStream::Phase::opaque) {
     commit_ends_.clear();
     const auto before = p.protocol.phase();
     p.protocol.client_bytes(buffer_.data(), forward, commit_ends_);
@@ -244,7 +244,7 @@ void Proxy::read_client(ConnectionPair& p, Clock::time_point now) {
         --pending_commit_cuts_;
         forward = end;  // nothing after the COMMIT is forwarded
         cut = true;
-        p.commit_cut = ConnectionPair::CommitCut::Armed;
+        p.commit_cut = ConnectionPair::CommitCut::armed;
         spdlog::info("fault cut-after-commit: connection #{} sent a COMMIT; forwarding it, then cutting ({} more "
                      "to come)", p.id, pending_commit_cuts_);
         break;
@@ -275,11 +275,11 @@ void Proxy::read_server(ConnectionPair& p, Clock::time_point now) {
 }
 
 void Proxy::flush(ConnectionPair& p, Clock::time_point now) {
-  if (p.blackholed || p.commit_cut == ConnectionPair::CommitCut::Draining) return;
+  if (p.blackholed || p.commit_cut == ConnectionPair::CommitCut::draining) return;
   flush_flow(p, p.down, p.client, counters_.bytes_down, now);
   if (p.closed) return;
   if (p.server >= 0 && !p.connecting) flush_flow(p, p.up, p.server, counters_.bytes_up, now);
-  if (p.closed || p.commit_cut == ConnectionPair::CommitCut::Draining) return;
+  if (p.closed || p.commit_cut == ConnectionPair::CommitCut::draining) return;
   if (p.up.destination_shut && p.down.destination_shut) close_pair(p);
 }
 
@@ -315,7 +315,7 @@ void Proxy::begin_commit_drain(ConnectionPair& p, Clock::time_point now) {
   p.client = -1;
   shutdown(p.server, SHUT_WR);
   p.down.queue = ChunkQueue();
-  p.commit_cut = ConnectionPair::CommitCut::Draining;
+  p.commit_cut = ConnectionPair::CommitCut::draining;
   p.drain_deadline = now + kCommitDrainTimeout;
   ++counters_.commit_cuts;
   spdlog::info("fault cut-after-commit: connection #{}: COMMIT forwarded, client reset; the server gets an end "
@@ -360,7 +360,7 @@ void Proxy::abort_pair(ConnectionPair& p, const std::string& why) {
   abort_close(p.server);
   p.client = p.server = -1;
   p.closed = true;
-  if (p.commit_cut == ConnectionPair::CommitCut::Armed) {
+  if (p.commit_cut == ConnectionPair::CommitCut::armed) {
     ++pending_commit_cuts_;  // its COMMIT never reached the server: the cut is still owed
     spdlog::info("fault cut-after-commit: connection #{} closed ({}) before its COMMIT was forwarded; "
                  "{} COMMIT cut(s) pending", p.id, why, pending_commit_cuts_);
@@ -379,7 +379,7 @@ void Proxy::close_pair(ConnectionPair& p) {
 std::size_t Proxy::cut_all() {
   std::size_t count = 0;
   for (auto& pair : pairs_) {
-    if (pair->closed || pair->commit_cut == ConnectionPair::CommitCut::Draining) continue;
+    if (pair->closed || pair->commit_cut == ConnectionPair::CommitCut::draining) continue;
     abort_pair(*pair, "cut");
     ++count;
   }
@@ -405,7 +405,7 @@ std::size_t Proxy::set_blackhole(bool on) {
   std::size_t count = 0;
   if (on) {
     for (auto& pair : pairs_) {
-      if (pair->closed || pair->blackholed || pair->commit_cut == ConnectionPair::CommitCut::Draining) continue;
+      if (pair->closed || pair->blackholed || pair->commit_cut == ConnectionPair::CommitCut::draining) continue;
       pair->blackholed = true;
       ++count;
     }
@@ -441,7 +441,7 @@ std::size_t Proxy::heal() {
 ProxyStats Proxy::stats() const {
   ProxyStats s = counters_;
   s.connections_open = static_cast<std::uint64_t>(std::count_if(pairs_.begin(), pairs_.end(), [](const PairPtr& p) {
-    return !p->closed && p->commit_cut != ConnectionPair::CommitCut::Draining;
+    return !p->closed && p->commit_cut != ConnectionPair::CommitCut::draining;
   }));
   s.delay_ms = delay_.count();
   s.blackhole = blackhole_;

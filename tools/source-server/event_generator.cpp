@@ -104,17 +104,17 @@ void EventGenerator::append_payload(std::string& out, const SourceIdentity& sour
   out += kDataKey;
   std::uint64_t seed = source.seed ^ (static_cast<std::uint64_t>(event.id) * 0xD6E8FEB86659FD93ULL);
   switch (variant) {
-    case PayloadVariant::Normal:
+    case PayloadVariant::normal:
       append_filler(out, seed, filler);
       out += kEnd;
       break;
-    case PayloadVariant::NulInData:
+    case PayloadVariant::nul_in_data:
       append_filler(out, seed, filler / 2);
       out += "\\u0000";
       append_filler(out, seed + 1, filler - filler / 2);
       out += kEnd;
       break;
-    case PayloadVariant::Malformed:
+    case PayloadVariant::malformed:
       append_filler(out, seed, filler);
       out += "\",broken: tru}";  // unquoted key and a bad literal
       break;

@@ -24,9 +24,9 @@ struct EventRef {
 
 // How a payload is rendered (fault modes use the non-normal ones).
 enum class PayloadVariant {
-  Normal,
-  NulInData,  // the "data" string contains \u0000
-  Malformed,  // invalid JSON inside the payload object
+  normal,
+  nul_in_data,  // the "data" string contains \u0000
+  malformed,  // invalid JSON inside the payload object
 };
 
 // Renders events. The payload text is a pure function of (source name, id, created_us,
@@ -39,7 +39,7 @@ class EventGenerator {
   explicit EventGenerator(std::size_t payload_bytes);
 
   void append_payload(std::string& out, const SourceIdentity& source, EventRef event,
-                      PayloadVariant variant = PayloadVariant::Normal) const;
+                      PayloadVariant variant = PayloadVariant::normal) const;
   // {"id":ID,"payload":{...}}
   void append_event(std::string& out, const SourceIdentity& source, EventRef event) const;
   // Comma-separated events (no brackets).

@@ -19,7 +19,7 @@ constexpr int kNestingDepth = 100000;
 constexpr std::int64_t kTooManyExtra = 5;
 constexpr auto kSlowBodyInterval = std::chrono::milliseconds(250);  // 4 bytes per second
 
-enum class IdStyle { Normal, Missing, String, Float };
+enum class IdStyle { normal, missing, string, floating };
 
 // Ids after_id+1 .. : as many real events as the query allows, at least `min_count`
 // (made-up ids beyond the source's end).
@@ -40,19 +40,19 @@ std::string batch_with_bad_last(const Source& source, const EventGenerator& gen,
   const EventRef& last = events.back();
   out += '{';
   switch (id_style) {
-    case IdStyle::Normal:
+    case IdStyle::normal:
       out += "\"id\":";
       append_int(out, last.id);
       out += ',';
       break;
-    case IdStyle::Missing:
+    case IdStyle::missing:
       break;
-    case IdStyle::String:
+    case IdStyle::string:
       out += "\"id\":\"";
       append_int(out, last.id);
       out += "\",";
       break;
-    case IdStyle::Float:
+    case IdStyle::floating:
       out += "\"id\":";
       append_int(out, last.id);
       out += ".5,";
@@ -150,9 +150,9 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
   const SourceIdentity& s = source.identity();
   res.status = 200;
   switch (mode) {
-    case FaultMode::None:
+    case FaultMode::none:
       break;
-    case FaultMode::Truncated: {
+    case FaultMode::truncated: {
       auto events = batch_at_least(source, q, 1, now_us);
       std::string body = gen.batch_body(s, events);
       body.resize(body.size() / 2);  // Content-Length is that of the cut body
@@ -160,32 +160,32 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
       out.events = static_cast<std::int64_t>(events.size());
       break;
     }
-    case FaultMode::Malformed: {
+    case FaultMode::malformed: {
       auto events = batch_at_least(source, q, 1, now_us);
-      res.set_content(batch_with_bad_last(source, gen, events, IdStyle::Normal, PayloadVariant::Malformed), kJson);
+      res.set_content(batch_with_bad_last(source, gen, events, IdStyle::normal, PayloadVariant::malformed), kJson);
       out.events = static_cast<std::int64_t>(events.size());
       break;
     }
-    case FaultMode::NotJson:
+    case FaultMode::not_json:
       res.set_content(
           "<!DOCTYPE html>\n<html><head><title>Service Unavailable</title></head>\n"
           "<body><h1>We'll be back soon</h1><p>The events service is under maintenance.</p></body></html>\n",
           "text/html");
       break;
-    case FaultMode::WrongContentType: {
+    case FaultMode::wrong_content_type: {
       auto events = source.events_after(q.after_id, q.limit);
       res.set_content(gen.batch_body(s, events), "text/plain");
       out.events = static_cast<std::int64_t>(events.size());
       break;
     }
-    case FaultMode::Huge:
+    case FaultMode::huge:
       stream_huge(source, gen, q, now_us, res, stopping);
       out.events = 1;
       break;
-    case FaultMode::SlowBody:
+    case FaultMode::slow_body:
       stream_slowly(res, stopping);
       break;
-    case FaultMode::DeepNesting: {
+    case FaultMode::deep_nesting: {
       std::string body = "{\"events\":[{\"id\":";
       append_int(body, q.after_id + 1);
       body += ",\"payload\":";
@@ -196,14 +196,14 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
       out.events = 1;
       break;
     }
-    case FaultMode::OutOfOrder: {
+    case FaultMode::out_of_order: {
       auto events = batch_at_least(source, q, 2, now_us);
       std::swap(events[0], events[1]);
       res.set_content(gen.batch_body(s, events), kJson);
       out.events = static_cast<std::int64_t>(events.size());
       break;
     }
-    case FaultMode::AtOrBelowCursor: {
+    case FaultMode::at_or_below_cursor: {
       // Ids after_id, after_id+1, ...: increasing, but the first is the cursor itself.
       std::int64_t real = std::clamp<std::int64_t>(source.produced() - q.after_id, 0, q.limit - 1);
       auto events = source.events_from(q.after_id, real + 1, now_us);
@@ -211,43 +211,43 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
       out.events = static_cast<std::int64_t>(events.size());
       break;
     }
-    case FaultMode::MissingId:
-    case FaultMode::StringId:
-    case FaultMode::FloatId:
-    case FaultMode::NulInPayload: {
+    case FaultMode::missing_id:
+    case FaultMode::string_id:
+    case FaultMode::float_id:
+    case FaultMode::nul_in_payload: {
       auto events = batch_at_least(source, q, 1, now_us);
-      IdStyle style = mode == FaultMode::MissingId  ? IdStyle::Missing
-                      : mode == FaultMode::StringId ? IdStyle::String
-                      : mode == FaultMode::FloatId  ? IdStyle::Float
-                                                    : IdStyle::Normal;
-      PayloadVariant variant = mode == FaultMode::NulInPayload ? PayloadVariant::NulInData : PayloadVariant::Normal;
+      IdStyle style = mode == FaultMode::missing_id  ? IdStyle::missing
+                      : mode == FaultMode::string_id ? IdStyle::string
+                      : mode == FaultMode::float_id  ? IdStyle::floating
+                                                    : IdStyle::normal;
+      PayloadVariant variant = mode == FaultMode::nul_in_payload ? PayloadVariant::nul_in_data : PayloadVariant::normal;
       res.set_content(batch_with_bad_last(source, gen, events, style, variant), kJson);
       out.events = static_cast<std::int64_t>(events.size());
       break;
     }
-    case FaultMode::Http500:
+    case FaultMode::http_500:
       plain(res, 500, "injected fault: http-500\n");
       break;
-    case FaultMode::Http404:
+    case FaultMode::http_404:
       plain(res, 404, "injected fault: http-404\n");
       break;
-    case FaultMode::Http429:
+    case FaultMode::http_429:
       out.retry_after = "2";
       plain(res, 429, "injected fault: http-429\n");
       break;
-    case FaultMode::Http429Date:
+    case FaultMode::http_429_date:
       // Whole seconds, rounded up: the date is at least 3 s ahead.
       out.retry_after = http_date((now_us + 3000000 + 999999) / 1000000);
       plain(res, 429, "injected fault: http-429-date\n");
       break;
-    case FaultMode::Http503:
+    case FaultMode::http_503:
       out.retry_after = "2";
       plain(res, 503, "injected fault: http-503\n");
       break;
-    case FaultMode::Http503Bare:
+    case FaultMode::http_503_bare:
       plain(res, 503, "injected fault: http-503-bare\n");
       break;
-    case FaultMode::TooMany: {
+    case FaultMode::too_many: {
       auto events = source.events_from(q.after_id + 1, q.limit + kTooManyExtra, now_us);
       res.set_content(gen.batch_body(s, events), kJson);
       out.events = static_cast<std::int64_t>(events.size());

@@ -22,7 +22,7 @@ struct FaultOutcome {
   std::string retry_after;   // Retry-After value sent, if any
 };
 
-// Fills `res` with exactly the hostile response of `mode` (not None) for this request.
+// Fills `res` with exactly the hostile response of `mode` (not `none`) for this request.
 // Never changes the source's data. Batches that need events to be hostile (out-of-order
 // needs two, missing-id one, ...) make up the following ids if the source has none left.
 // Streaming modes (huge, slow-body) end early when `stopping` becomes true.

@@ -11,7 +11,7 @@ namespace tributary::source_server {
 
 struct FaultSetting {
   std::string source;
-  FaultMode mode = FaultMode::None;
+  FaultMode mode = FaultMode::none;
 };
 
 struct Options {

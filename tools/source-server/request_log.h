@@ -18,7 +18,7 @@ struct RequestRecord {
   std::optional<std::int64_t> limit;    // the limit applied (default 1000, capped at 10000)
   int status = 0;
   std::int64_t events = 0;              // events the body was built from
-  FaultMode fault = FaultMode::None;    // the fault mode that shaped the response
+  FaultMode fault = FaultMode::none;    // the fault mode that shaped the response
   std::string retry_after;              // Retry-After header sent, if any
 };
 

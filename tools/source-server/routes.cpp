@@ -66,7 +66,7 @@ void serve_events(ServerContext& ctx, const httplib::Request& req, httplib::Resp
     } else {
       BatchQuery query{*record.after_id, *record.limit};
       record.fault = source->fault();
-      if (record.fault == FaultMode::None) {
+      if (record.fault == FaultMode::none) {
         auto events = source->events_after(query.after_id, query.limit);
         res.status = 200;
         res.set_content(ctx.generator.batch_body(source->identity(), events), kJson);

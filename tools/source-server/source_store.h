@@ -48,7 +48,7 @@ class Source {
   mutable std::shared_mutex mutex_;
   std::vector<std::int64_t> produced_us_;  // created_at of ids backlog+1, backlog+2, ...
   std::atomic<std::int64_t> produced_;
-  std::atomic<FaultMode> fault_{FaultMode::None};
+  std::atomic<FaultMode> fault_{FaultMode::none};
   std::atomic<std::int64_t> requests_{0};
 };
 
