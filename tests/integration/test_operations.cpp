@@ -215,3 +215,46 @@ TEST_CASE("run waits for a database that is not there yet, within --max-runtime"
     waiting.signal(SIGTERM);
     CHECK(waiting.wait_for(10s) == 0);
 }
+
+TEST_CASE("integer duration and URL flags take strictly what they say; else exit 2 naming the flag") {
+    TestDatabase db;
+    const auto refused = [&](std::vector<std::string> args, const std::string& flag) {
+        const auto err = run_tributary(db.url(), std::move(args), 2).err;
+        INFO(err);
+        CHECK(err.find(flag) != std::string::npos);
+        return err;
+    };
+    const std::vector<std::string> add = {"source", "add", "s", "--url", "http://127.0.0.1:9/events"};
+    const auto with = [&](std::vector<std::string> extra) {
+        auto args = add;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return args;
+    };
+    // No clamping: one past the largest id is refused, not stored as the largest.
+    refused(with({"--after-id", "9223372036854775808"}), "--after-id");
+    refused(with({"--after-id", "-1"}), "--after-id");
+    for (const char* odd : {"0x10", "+5", " 5", "5 ", "1e3", ""}) {
+        refused(with({"--batch-size", odd}), "--batch-size");
+        refused(with({"--interval-ms", odd}), "--interval-ms");
+        refused(with({"--timeout-ms", odd}), "--timeout-ms");
+    }
+    for (const char* url : {"http://a.example/x\r\nInjected: 1", "http://a.example/a b", "http://a.example/\x01",
+                            "http://a.example/\x7f", "ftp://a.example/", "http://", "http:///path"}) {
+        const auto err = refused({"source", "add", "s", "--url", url}, "--url");
+        CHECK(err.find('\r') == std::string::npos);  // the bad URL is not echoed
+    }
+    CHECK(db.scalar("SELECT count(*) FROM tributary.sources") == "0");
+    run_tributary(db.url(), with({"--after-id", "9223372036854775807", "--batch-size", "10"}));
+
+    refused({"run", "--max-runtime", ""}, "--max-runtime");  // an unset variable in a cron line
+    refused({"run", "--max-runtime", "0x10"}, "--max-runtime");
+    refused({"run", "--idle-poll-max", ""}, "--idle-poll-max");
+    refused({"run", "--workers", "0x10"}, "--workers");
+    refused({"run", "--workers", "+5"}, "--workers");
+    refused({"run", "--max-rss", " 5"}, "--max-rss");
+    refused({"consume", "g", "--exec", "true", "--max-runtime", ""}, "--max-runtime");
+    refused({"consume", "g", "--exec", "true", "--batch", "0x10"}, "--batch");
+    refused({"group", "create", "g", "--lease", ""}, "--lease");
+    refused({"group", "create", "g", "--max-deliveries", "+3"}, "--max-deliveries");
+    refused({"dlq", "replay", "g", "--seq", "9223372036854775808"}, "--seq");
+}
