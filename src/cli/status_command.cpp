@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -51,24 +52,32 @@ void print_json(const std::vector<postgres::SourceStatus>& rows) {
     std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
+/// The table's columns, each as wide as its widest cell: cursors, counts and
+/// lags are 64-bit and may have 19 digits; nothing gets cut or run together.
 void print_table(const std::vector<postgres::SourceStatus>& rows) {
-    std::size_t width = 6;
-    for (const auto& s : rows) width = std::max(width, s.name.size());
-    const auto line = [&](const std::string& name, const std::string& state, const std::string& cursor,
-                          const std::string& stored, const std::string& lag, const std::string& fetch,
-                          const std::string& ok, const std::string& next, const std::string& error) {
-        std::cout << std::left << std::setw(static_cast<int>(width) + 2) << name << std::setw(10) << state
-                  << std::right << std::setw(12) << cursor << std::setw(12) << stored << std::setw(8) << lag << "  "
-                  << std::left << std::setw(11) << fetch << std::setw(11) << ok << std::setw(9) << next << error
-                  << "\n";
-    };
-    line("SOURCE", "STATE", "CURSOR", "STORED", "LAG", "LAST FETCH", "LAST OK", "NEXT", "LAST ERROR");
+    using Row = std::vector<std::string>;
+    // Left-aligned text, right-aligned numbers; the last column is free.
+    const std::vector<bool> right = {false, false, true, true, true, false, false, false, false};
+    std::vector<Row> table{{"SOURCE", "STATE", "CURSOR", "STORED", "LAG", "LAST FETCH", "LAST OK", "NEXT", "LAST ERROR"}};
     for (const auto& s : rows) {
         std::string error = "-";
         if (s.last_error) error = "(" + ago(s.seconds_since_error) + ") " + *s.last_error;
-        line(s.name, state_of(s), std::to_string(s.cursor), std::to_string(s.events_stored),
-             s.backlog ? std::to_string(*s.backlog) : "-", ago(s.seconds_since_request), ago(s.seconds_since_success),
-             next_request(s.seconds_until_allowed), error);
+        table.push_back({s.name, state_of(s), std::to_string(s.cursor), std::to_string(s.events_stored),
+                         s.backlog ? std::to_string(*s.backlog) : "-", ago(s.seconds_since_request),
+                         ago(s.seconds_since_success), next_request(s.seconds_until_allowed), error});
+    }
+    std::vector<std::size_t> width(right.size(), 0);
+    for (const auto& row : table)
+        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (const auto& row : table) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            const bool last = i + 1 == row.size();
+            const std::string pad(last ? 0 : width[i] - row[i].size(), ' ');
+            line += right[i] ? pad + row[i] : row[i] + pad;
+            if (!last) line += "  ";
+        }
+        std::cout << line << "\n";
     }
     if (rows.empty()) std::cout << "(no sources: add one with `tributary source add NAME --url URL`)\n";
 }

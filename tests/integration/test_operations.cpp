@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <httplib.h>
@@ -257,4 +258,30 @@ TEST_CASE("integer duration and URL flags take strictly what they say; else exit
     refused({"group", "create", "g", "--lease", ""}, "--lease");
     refused({"group", "create", "g", "--max-deliveries", "+3"}, "--max-deliveries");
     refused({"dlq", "replay", "g", "--seq", "9223372036854775808"}, "--seq");
+}
+
+TEST_CASE("status columns fit 19-digit cursors and counts") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "big", "--url", "http://127.0.0.1:9/e", "--after-id", "9223372036854775807"});
+    run_tributary(db.url(), {"source", "add", "small", "--url", "http://127.0.0.1:9/e"});
+    db.exec("UPDATE tributary.cursors SET events_stored = 1234567890123456789");
+    db.exec("UPDATE tributary.gates SET backlog = 9223372036854775807");
+    const auto out = run_tributary(db.url(), {"status"}).out;
+    INFO(out);
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    REQUIRE(lines.size() == 3);
+    // Right-aligned numbers: each value ends where its heading ends, with two
+    // spaces before the next column.
+    const auto end_of = [](const std::string& line, const std::string& text) { return line.find(text) + text.size(); };
+    for (const auto& row : {lines[1], lines[2]}) {
+        CHECK(row.find("9223372036854775807  ") != std::string::npos);
+        CHECK(row.find("1234567890123456789  ") != std::string::npos);
+    }
+    const auto big = lines[1].find("big") == 0 ? lines[1] : lines[2];
+    const auto small = lines[1].find("small") == 0 ? lines[1] : lines[2];
+    CHECK(end_of(big, "9223372036854775807") == end_of(lines[0], "CURSOR"));
+    CHECK(end_of(small, "0  ") - 2 == end_of(lines[0], "CURSOR"));
+    CHECK(end_of(big, "1234567890123456789") == end_of(lines[0], "STORED"));
 }
