@@ -4,6 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -52,6 +57,30 @@ std::string write_temp(const std::string& name, const std::string& text) {
     const std::string path = "/tmp/tributary-test-" + std::to_string(getpid()) + "-" + name;
     std::ofstream(path) << text;
     return path;
+}
+
+/// A loopback connection that has sent `start` (not a whole request).
+int open_connection(int port, const std::string& start) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) FAIL("cannot connect");
+    if (!start.empty()) ::send(fd, start.data(), start.size(), MSG_NOSIGNAL);
+    return fd;
+}
+
+/// Sends `request` as is and returns everything the server sent back before closing (10 s at most).
+std::string raw_exchange(int port, const std::string& request) {
+    const int fd = open_connection(port, request);
+    timeval timeout{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    std::string answer;
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) answer.append(buffer, static_cast<std::size_t>(n));
+    ::close(fd);
+    return answer;
 }
 
 std::string read_file(const std::string& path) {
@@ -284,4 +313,39 @@ TEST_CASE("status columns fit 19-digit cursors and counts") {
     CHECK(end_of(big, "9223372036854775807") == end_of(lines[0], "CURSOR"));
     CHECK(end_of(small, "0  ") - 2 == end_of(lines[0], "CURSOR"));
     CHECK(end_of(big, "1234567890123456789") == end_of(lines[0], "STORED"));
+}
+
+TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that never end") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "s", "--url", "http://127.0.0.1:9/events"});
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+
+    // Slow clients: a request head begun, then a byte now and then, never
+    // finished. Each used to hold one of the server's 8 threads.
+    std::vector<int> slow;
+    for (int i = 0; i < 250; ++i) slow.push_back(open_connection(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n"));
+    for (const int fd : slow) ::send(fd, "X", 1, MSG_NOSIGNAL);
+    const auto health = get(port, "/healthz");
+    CHECK(health.status == 200);
+    CHECK(health.body == "ok\n");
+    const auto metrics = get(port, "/metrics");
+    CHECK(metrics.status == 200);
+    CHECK(metrics.body.find("tributary_passes_total") != std::string::npos);
+
+    // A nudge without a body (`curl -X POST URL` sends no Content-Length) is
+    // answered at once: no body is waited for, none is needed.
+    const auto nudged = raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(nudged.rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(nudged.find("nudged s") != std::string::npos);
+    // With an empty body, or a small one it does not use, the same.
+    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(raw_exchange(port, "GET /sources/s/nudge HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405 ", 0) == 0);
+    CHECK(raw_exchange(port, "POST /sources/nobody/nudge HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0) == 0);
+    CHECK(raw_exchange(port, "nonsense\r\n\r\n").rfind("HTTP/1.1 400 ", 0) == 0);
+
+    for (const int fd : slow) ::close(fd);
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
 }
