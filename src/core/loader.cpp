@@ -43,6 +43,15 @@ const char* to_string(FailureClass c) {
     return "unknown";
 }
 
+const char* to_string(StoreConflict c) {
+    switch (c) {
+        case StoreConflict::none: return "none";
+        case StoreConflict::cursor_moved: return "cursor_moved";
+        case StoreConflict::duplicate_ids: return "duplicate_ids";
+    }
+    return "unknown";
+}
+
 const char* to_string(SourceOutcome outcome) {
     switch (outcome) {
         case SourceOutcome::stored: return "stored";
@@ -228,9 +237,21 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
     if (stored == SourceTurn::Stored::appended) fault_point("after_commit");
     note_next_due(source.interval);
     if (stored == SourceTurn::Stored::conflict) {
-        spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
+        spdlog::warn("source={} worker={} store conflict (cursor_moved): the cursor moved from {} under another "
+                     "writer while this worker held the source; batch dropped, will re-read",
                      source.name, options_.worker, cursor);
-        return {SourceOutcome::conflict};
+        TurnReport report{SourceOutcome::conflict};
+        report.store_conflict = StoreConflict::cursor_moved;
+        return report;
+    }
+    if (stored == SourceTurn::Stored::duplicate) {
+        spdlog::warn("source={} worker={} store conflict (duplicate_ids): ids up to {} after cursor {} were already "
+                     "stored by another writer; batch dropped, the cursor stays (does the source rewrite history, "
+                     "or does a writer bypass the loader?)",
+                     source.name, options_.worker, last_id, cursor);
+        TurnReport report{SourceOutcome::conflict};
+        report.store_conflict = StoreConflict::duplicate_ids;
+        return report;
     }
     spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker, count,
                   cursor, last_id);

@@ -18,6 +18,18 @@ enum class FailureClass { none, network, http_status, invalid_batch, store };
 
 const char* to_string(FailureClass c);
 
+/// Why a batch was not stored although the source was this worker's: in a
+/// healthy cluster neither happens (the lock and the lease keep writers
+/// apart), so each says something is wrong (a loader behind a transaction
+/// pooler, whose lock is not its session's; a source that rewrites history).
+enum class StoreConflict {
+    none,
+    cursor_moved,  ///< the cursor's compare-and-set found another writer's cursor
+    duplicate_ids  ///< a unique key refused ids another writer stored behind the cursor
+};
+
+const char* to_string(StoreConflict c);
+
 /// One source's turn as the loader saw it.
 struct TurnReport {
     SourceOutcome outcome = SourceOutcome::failed;
@@ -27,6 +39,7 @@ struct TurnReport {
     std::optional<std::chrono::duration<double>> append_time = {};  ///< when a batch was stored
     std::optional<std::int64_t> cursor = {};                        ///< after the turn, when known
     std::optional<std::int64_t> backlog = {};                       ///< as the source reported it
+    StoreConflict store_conflict = StoreConflict::none;              ///< with outcome conflict, at store time
 };
 
 /// What a loader tells the outside world (metrics, health, process-wide

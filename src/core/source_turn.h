@@ -57,8 +57,10 @@ public:
 
     enum class Stored {
         appended,  ///< the batch is committed and the cursor moved to its last event
-        conflict,  ///< the cursor was not the claim's, or another writer stored these
-                   ///< events first: nothing stored (the slot is closed all the same)
+        conflict,   ///< the cursor was not the claim's (another writer moved it):
+                    ///< nothing stored (the slot is closed all the same)
+        duplicate,  ///< the cursor was the claim's, but another writer had stored some
+                    ///< of these ids behind it: nothing stored (the slot is closed all the same)
     };
 
     virtual ~SourceTurn() = default;
@@ -80,6 +82,7 @@ public:
 
     /// Closes a claimed slot without storing anything.
     virtual void close(const Source& source, const SlotClose& close) = 0;
+
 };
 
 }  // namespace tributary

@@ -41,6 +41,7 @@ struct LoaderMetrics::PerSource {
     prometheus::Gauge* failing = nullptr;
     prometheus::Gauge* last_success = nullptr;
     prometheus::Gauge* since_success = nullptr;
+    std::map<StoreConflict, prometheus::Counter*> conflicts;
     std::optional<std::chrono::system_clock::time_point> succeeded_at;
 };
 
@@ -67,6 +68,11 @@ LoaderMetrics::LoaderMetrics(int workers, const std::string& version)
                          .Name("tributary_source_seconds_since_last_success")
                          .Help("Seconds since the last successful fetch by this process")
                          .Register(*registry_)),
+      store_conflicts_(BuildCounter()
+                           .Name("tributary_store_conflicts_total")
+                           .Help("Batches not stored although the source was this worker's: reason = cursor_moved "
+                                 "(compare-and-set) or duplicate_ids (unique key); near zero when healthy")
+                           .Register(*registry_)),
       passes_(BuildCounter().Name("tributary_passes_total").Help("Passes over the enabled sources").Register(*registry_).Add({})),
       idle_sleeps_(BuildCounter().Name("tributary_idle_sleeps_total").Help("Pauses after a pass that stored nothing").Register(*registry_).Add({})),
       reconnects_(BuildCounter().Name("tributary_database_reconnects_total").Help("New database sessions after a lost one").Register(*registry_).Add({})),
@@ -91,6 +97,8 @@ LoaderMetrics::PerSource& LoaderMetrics::per_source(const std::string& name) {
     slot->events = &events_stored_.Add(labels);
     slot->batches = &batches_stored_.Add(labels);
     for (const auto c : kFailureClasses) slot->errors[c] = &fetch_errors_.Add({{"source", name}, {"class", to_string(c)}});
+    for (const auto c : {StoreConflict::cursor_moved, StoreConflict::duplicate_ids})
+        slot->conflicts[c] = &store_conflicts_.Add({{"source", name}, {"reason", to_string(c)}});
     slot->lock_skips = &lock_skips_.Add(labels);
     slot->gate_skips = &gate_skips_.Add(labels);
     slot->fetch_duration = &fetch_duration_.Add(labels, kDurationBuckets);
@@ -116,6 +124,7 @@ void LoaderMetrics::turn_done(const Source& source, const TurnReport& turn) {
         default: break;
     }
     if (turn.failure != FailureClass::none) m.errors[turn.failure]->Increment();
+    if (turn.store_conflict != StoreConflict::none) m.conflicts[turn.store_conflict]->Increment();
     if (turn.fetch_time) {
         m.fetch_duration->Observe(turn.fetch_time->count());
         const bool failed = turn.outcome == SourceOutcome::failed;

@@ -55,6 +55,7 @@ private:
     prometheus::Family<prometheus::Gauge>& failing_;
     prometheus::Family<prometheus::Gauge>& last_success_;
     prometheus::Family<prometheus::Gauge>& since_success_;
+    prometheus::Family<prometheus::Counter>& store_conflicts_;
 
     prometheus::Counter& passes_;
     prometheus::Counter& idle_sleeps_;

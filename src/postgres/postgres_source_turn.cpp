@@ -28,6 +28,7 @@ constexpr const char* kSucceeded = "tributary_turn_close_succeeded";
 constexpr const char* kFailed = "tributary_turn_close_failed";
 constexpr const char* kReleased = "tributary_turn_close_released";
 constexpr const char* kReleaseIfHeld = "tributary_turn_release_if_held";
+constexpr const char* kCursorAt = "tributary_turn_cursor_at";
 
 constexpr const char* kClaimSql =
     "SELECT decision, failures, drained, lease, empty_streak, cursor FROM tributary.loader_claim($1, $2, $3)";
@@ -43,6 +44,7 @@ constexpr const char* kCloseInBatchSql = "SELECT tributary.loader_gate_succeeded
 constexpr const char* kSucceededSql = "SELECT tributary.loader_close_succeeded($1, $2, $3, $4, $5, $6, $7)";
 constexpr const char* kFailedSql = "SELECT tributary.loader_close_failed($1, $2, $3, $4, $5, $6)";
 constexpr const char* kReleasedSql = "SELECT tributary.loader_close_released($1, $2, $3, $4)";
+constexpr const char* kCursorAtSql = "SELECT last_event_id FROM tributary.cursors WHERE source_id = $1";
 // Only a lock this session holds: unlocking one it does not earns a warning.
 constexpr const char* kReleaseIfHeldSql =
     "SELECT pg_advisory_unlock($1, $2) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
@@ -154,6 +156,7 @@ PostgresSourceTurn::PostgresSourceTurn(PostgresSession& session) : session_(sess
     session_.prepare(kFailed, kFailedSql);
     session_.prepare(kReleased, kReleasedSql);
     session_.prepare(kReleaseIfHeld, kReleaseIfHeldSql);
+    session_.prepare(kCursorAt, kCursorAtSql);
 }
 
 void PostgresSourceTurn::note_lock(int source_id) {
@@ -267,7 +270,7 @@ SourceTurn::Stored PostgresSourceTurn::append_and_close(const Source& source, co
             // Another writer stored these ids first (COPY: the transaction
             // is gone, close and all; one statement handles it itself).
             close_after_batch(close);
-            return Stored::conflict;
+            return Stored::duplicate;
         } catch (const pqxx::data_exception& e) {
             throw BatchRejected(e.what());
         } catch (const pqxx::statement_completion_unknown& e) {
@@ -311,7 +314,13 @@ SourceTurn::Stored PostgresSourceTurn::append_in_one_statement(const Source& sou
         const bool appended = tx.exec_prepared1(kAppend, source.id, expected, ids, payloads, close.lock, close.lease,
                                                 close.interval_ms, close.backlog.get())[0]
                                   .as<bool>();
-        return appended ? Stored::appended : Stored::conflict;
+        if (appended) return Stored::appended;
+        // loader_append says false for both; they mean different things to
+        // an operator. A cursor still at `expected` had passed the
+        // compare-and-set: a unique key refused the rows.
+        const auto cursor = tx.exec_prepared(kCursorAt, source.id);
+        const bool unmoved = !cursor.empty() && cursor[0][0].as<std::int64_t>(expected - 1) == expected;
+        return unmoved ? Stored::duplicate : Stored::conflict;
     });
 }
 

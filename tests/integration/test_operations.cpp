@@ -349,3 +349,27 @@ TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that 
     loader.signal(SIGTERM);
     CHECK(loader.wait_for(15s) == 0);
 }
+
+TEST_CASE("ids already stored behind the cursor: counted in tributary_store_conflicts_total and logged") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "dup.src-", "--backlog", "5"});
+    run_tributary(db.url(), {"source", "add", "dup.src-0", "--url", server.events_url("dup.src-0")});
+    const auto truth = server.truth("dup.src-0");
+    REQUIRE(truth.size() >= 2);
+    // A writer that bypassed the loaders stored the second event already.
+    db.exec("INSERT INTO tributary.events (source_id, event_id, payload) SELECT id, " + truth[1]["id"].dump() +
+            ", '{}' FROM tributary.sources");
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+    wait_for_log(loader, R"(source=dup\.src-0 worker=w1 store conflict \(duplicate_ids\))");
+    const std::string series = "tributary_store_conflicts_total{reason=\"duplicate_ids\",source=\"dup.src-0\"}";
+    double conflicts = -1;
+    for (int i = 0; i < 100 && conflicts < 1; ++i, std::this_thread::sleep_for(50ms))
+        conflicts = sample(get(port, "/metrics").body, series);
+    CHECK(conflicts >= 1);
+    CHECK(sample(get(port, "/metrics").body,
+                 "tributary_store_conflicts_total{reason=\"cursor_moved\",source=\"dup.src-0\"}") == 0);
+    CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");  // nothing stored
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+}
