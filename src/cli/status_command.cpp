@@ -34,6 +34,22 @@ std::string next_request(double seconds_until) {
 
 nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
 
+nlohmann::json holder_json(const std::optional<LockHolder>& h) {
+    if (!h) return nullptr;
+    return {{"pid", h->pid},
+            {"user", h->user},
+            {"application", h->application},
+            {"since", h->since.empty() ? nlohmann::json() : nlohmann::json(h->since)},
+            {"reason", h->why}};
+}
+
+/// Names a stranger chose, shown on a terminal: printable ASCII only.
+std::string printable(const std::string& text) {
+    std::string out;
+    for (const char ch : text) out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+    return out;
+}
+
 void print_json(const std::vector<postgres::SourceStatus>& rows) {
     auto all = nlohmann::json::array();
     for (const auto& s : rows)
@@ -47,7 +63,8 @@ void print_json(const std::vector<postgres::SourceStatus>& rows) {
                        {"lag", s.backlog ? nlohmann::json(*s.backlog) : nlohmann::json()},
                        {"seconds_until_next_request", s.seconds_until_allowed},
                        {"last_error", s.last_error ? nlohmann::json(*s.last_error) : nlohmann::json()},
-                       {"seconds_since_last_error", optional_json(s.seconds_since_error)}});
+                       {"seconds_since_last_error", optional_json(s.seconds_since_error)},
+                       {"locked_by", holder_json(s.locked_by)}});
     // Hostile sources put arbitrary bytes into error texts; never fail on them.
     std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
@@ -80,6 +97,15 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
         std::cout << line << "\n";
     }
     if (rows.empty()) std::cout << "(no sources: add one with `tributary source add NAME --url URL`)\n";
+    for (const auto& s : rows) {
+        if (!s.locked_by) continue;
+        const auto& h = *s.locked_by;
+        std::cout << "\nWARNING: " << s.name << " is locked by a session that is not a tributary loader ("
+                  << printable(h.why) << "): pid " << h.pid << ", user " << printable(h.user) << ", application '"
+                  << printable(h.application) << "', since " << (h.since.empty() ? "unknown" : h.since)
+                  << ".\n  No loader can ask this source until that session unlocks or ends: "
+                  << "SELECT pg_terminate_backend(" << h.pid << ");\n";
+    }
 }
 
 }  // namespace

@@ -130,6 +130,8 @@ TurnReport Loader::load_source(const Source& source) {
     // The lease starts when the database runs the claim, a moment after this.
     const auto claimed_at = ports_.clock.now();
     const auto claim = ports_.turn.claim(source);
+    if (claim.decision == SourceTurn::Decision::locked) note_locked(source);
+    else note_not_locked(source);
     switch (claim.decision) {
         case SourceTurn::Decision::locked: return {SourceOutcome::locked};
         // Asked lately, by any worker of any process, and it had nothing then:
@@ -158,6 +160,36 @@ TurnReport Loader::load_source(const Source& source) {
             throw;
         }
     }
+}
+
+void Loader::note_locked(const Source& source) {
+    const auto now = ports_.clock.now();
+    auto& streak = locked_.try_emplace(source.id, LockedStreak{now, {}, false}).first->second;
+    // Loaders hold a source for one request at most: only a lock that stays
+    // is worth a look, and then once per period, not at every claim.
+    if (now - streak.since < options_.stranger_check_after) return;
+    if (streak.checked && now - *streak.checked < options_.stranger_check_every) return;
+    streak.checked = now;
+    const auto holder = ports_.turn.stranger_holding(source);
+    if (holder) {
+        spdlog::warn("source={} worker={} locked by a session that is not a tributary loader ({}): pid {}, user {}, "
+                     "application '{}', since {}; no loader can ask this source until that session unlocks or ends "
+                     "(SELECT pg_terminate_backend({}))",
+                     source.name, options_.worker, holder->why, holder->pid, holder->user, holder->application,
+                     holder->since.empty() ? "unknown" : holder->since, holder->pid);
+    }
+    if (holder || streak.stranger) observer_.lock_stranger(source, holder);
+    streak.stranger = holder.has_value();
+}
+
+void Loader::note_not_locked(const Source& source) {
+    const auto found = locked_.find(source.id);
+    if (found == locked_.end()) return;
+    if (found->second.stranger) {
+        spdlog::info("source={} worker={} no longer locked by a stranger", source.name, options_.worker);
+        observer_.lock_stranger(source, std::nullopt);
+    }
+    locked_.erase(found);
 }
 
 void Loader::abandon_slot(const Source& source, std::int64_t lease) {

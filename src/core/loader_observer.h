@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "lock_holder.h"
 #include "source.h"
 #include "source_outcome.h"
 
@@ -52,6 +53,9 @@ public:
     virtual void turn_done(const Source&, const TurnReport&) {}
     virtual void pass_done(const PassSummary&) {}
     virtual void idle_sleep(std::chrono::milliseconds) {}
+    /// A source's lock is held by a stranger (a session that is not a loader
+    /// in a turn), or no longer is (empty).
+    virtual void lock_stranger(const Source&, const std::optional<LockHolder>& /*holder*/) {}
     /// The database went away (with why) or came back (reachable, empty why).
     virtual void database_changed(bool /*reachable*/, const std::string& /*why*/) {}
 };

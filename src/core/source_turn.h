@@ -5,6 +5,7 @@
 
 #include "cursor.h"
 #include "event.h"
+#include "lock_holder.h"
 #include "slot_close.h"
 #include "source.h"
 
@@ -83,6 +84,10 @@ public:
     /// Closes a claimed slot without storing anything.
     virtual void close(const Source& source, const SlotClose& close) = 0;
 
+    /// After a claim found the source locked: who holds it, when that is
+    /// not a loader in a turn (a stranger); empty when it is one, or when
+    /// nobody does any more. Best effort: failing to tell is not an error.
+    virtual std::optional<LockHolder> stranger_holding(const Source& /*source*/) { return std::nullopt; }
 };
 
 }  // namespace tributary

@@ -41,6 +41,7 @@ struct LoaderMetrics::PerSource {
     prometheus::Gauge* failing = nullptr;
     prometheus::Gauge* last_success = nullptr;
     prometheus::Gauge* since_success = nullptr;
+    prometheus::Gauge* locked_by_stranger = nullptr;  ///< from the first time it was looked into
     std::map<StoreConflict, prometheus::Counter*> conflicts;
     std::optional<std::chrono::system_clock::time_point> succeeded_at;
 };
@@ -68,6 +69,10 @@ LoaderMetrics::LoaderMetrics(int workers, const std::string& version)
                          .Name("tributary_source_seconds_since_last_success")
                          .Help("Seconds since the last successful fetch by this process")
                          .Register(*registry_)),
+      locked_by_stranger_(BuildGauge()
+                              .Name("tributary_source_locked_by_stranger")
+                              .Help("1 while the source's lock is held by a session that is not a loader in a turn")
+                              .Register(*registry_)),
       store_conflicts_(BuildCounter()
                            .Name("tributary_store_conflicts_total")
                            .Help("Batches not stored although the source was this worker's: reason = cursor_moved "
@@ -142,6 +147,13 @@ void LoaderMetrics::turn_done(const Source& source, const TurnReport& turn) {
         if (!m.lag) m.lag = &lag_.Add({{"source", source.name}});
         m.lag->Set(static_cast<double>(*turn.backlog));
     }
+}
+
+void LoaderMetrics::lock_stranger(const Source& source, const std::optional<LockHolder>& holder) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    PerSource& m = per_source(source.name);
+    if (!m.locked_by_stranger) m.locked_by_stranger = &locked_by_stranger_.Add({{"source", source.name}});
+    m.locked_by_stranger->Set(holder ? 1 : 0);
 }
 
 void LoaderMetrics::pass_done(const PassSummary&) { passes_.Increment(); }

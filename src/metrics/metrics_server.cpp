@@ -351,7 +351,9 @@ void MetricsServer::State::route(std::uint64_t id, Connection& c, const Head& he
         if (head.path == "/healthz") {
             if (!get) return answer(c, {405, "use GET\n"});
             const Health h = health();
-            return answer(c, {h.healthy ? 200 : 503, h.healthy ? "ok\n" : h.reason + "\n"});
+            std::string body = h.healthy ? "ok\n" : h.reason + "\n";
+            for (const auto& warning : h.warnings) body += "warning: " + warning + "\n";
+            return answer(c, {h.healthy ? 200 : 503, body});
         }
         const std::string prefix = "/sources/", suffix = "/nudge";
         if (nudge && head.path.size() > prefix.size() + suffix.size() && head.path.rfind(prefix, 0) == 0 &&

@@ -90,6 +90,17 @@ std::string storable(const std::string& error) {
     return out;
 }
 
+/// Names a stranger chose (a role, an application): printable ASCII only,
+/// so that they cannot split or forge a log line.
+std::string printable(const std::string& text) {
+    std::string out;
+    for (const char ch : text.substr(0, 200)) {
+        const auto byte = static_cast<unsigned char>(ch);
+        out += (byte >= 0x20 && byte < 0x7f) ? ch : '?';
+    }
+    return out;
+}
+
 /// A backlog as a statement argument: its digits, or SQL NULL (libpqxx 6.4
 /// passes a null pointer as NULL).
 struct NullableInt {
@@ -234,6 +245,29 @@ void PostgresSourceTurn::close(const Source& source, const SlotClose& close) {
         }
     });
     forget_lock(source.id);
+}
+
+std::optional<LockHolder> PostgresSourceTurn::stranger_holding(const Source& source) {
+    try {
+        return session_.run([&](pqxx::connection& c) -> std::optional<LockHolder> {
+            pqxx::nontransaction tx(c);
+            const auto rows = tx.exec_params(
+                "SELECT pid, holder_user, application, to_char(since AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), reason FROM tributary.foreign_locks WHERE source_id = $1 LIMIT 1",
+                source.id);
+            if (rows.empty()) return std::nullopt;
+            const auto& row = rows[0];
+            return LockHolder{row[0].as<int>(0), printable(row[1].as<std::string>("")),
+                              printable(row[2].as<std::string>("")), row[3].as<std::string>(""),
+                              row[4].as<std::string>("")};
+        });
+    } catch (const DatabaseUnavailable&) {
+        throw;
+    } catch (const std::exception& e) {
+        // E.g. definitions older than this binary: the loader works on.
+        spdlog::debug("source={} cannot tell who holds its lock: {}", source.name, e.what());
+        return std::nullopt;
+    }
 }
 
 void PostgresSourceTurn::release_if_held(int source_id) noexcept {

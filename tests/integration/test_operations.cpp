@@ -17,6 +17,7 @@
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "support/source_server.h"
 #include "support/test_database.h"
@@ -346,6 +347,62 @@ TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that 
     CHECK(raw_exchange(port, "nonsense\r\n\r\n").rfind("HTTP/1.1 400 ", 0) == 0);
 
     for (const int fd : slow) ::close(fd);
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+}
+
+TEST_CASE("a session that is not a loader holds a source's lock: status and the log and the metric and /healthz say so") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "held", "--url", "http://127.0.0.1:9/events"});
+    run_tributary(db.url(), {"source", "add", "free", "--url", "http://127.0.0.1:9/events"});
+    // A role with no privilege on the schema, calling itself "tributary":
+    // anyone can take an advisory lock, and set an application_name.
+    db.exec("DO $$ BEGIN CREATE ROLE tributary_stranger LOGIN; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
+    std::string url = db.url();
+    url.replace(url.find("://") + 3, url.find('@') - url.find("://") - 3, "tributary_stranger");
+    pqxx::connection stranger(url + (url.find('?') == std::string::npos ? "?" : "&") + "application_name=tributary");
+    pqxx::nontransaction tx(stranger);
+    // It cannot read our tables; the ids are small numbers, easily guessed.
+    tx.exec("SELECT pg_advisory_lock(1953655138, " + db.scalar("SELECT id FROM tributary.sources WHERE name = 'held'") +
+            ")");
+    const int pid = stranger.backendpid();
+
+    const auto status = status_by_name(db.url());
+    INFO(status.dump(2));
+    REQUIRE(status["held"]["locked_by"].is_object());
+    CHECK(status["held"]["locked_by"]["pid"] == pid);
+    CHECK(status["held"]["locked_by"]["user"] == "tributary_stranger");
+    CHECK(status["held"]["locked_by"]["application"] == "tributary");
+    CHECK(status["held"]["locked_by"]["since"].is_string());
+    CHECK(status["held"]["locked_by"]["reason"] == "its role cannot run a loader");
+    CHECK(status["free"]["locked_by"].is_null());
+    const auto table = run_tributary(db.url(), {"status"}).out;
+    CHECK_THAT(table, Catch::Contains("WARNING: held is locked by a session that is not a tributary loader") &&
+                          Catch::Contains("pid " + std::to_string(pid)) &&
+                          Catch::Contains("pg_terminate_backend(" + std::to_string(pid) + ")"));
+
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+    const auto warned = wait_for_log(loader, "source=held worker=w1 locked by a session that is not a tributary "
+                                             "loader \\(its role cannot run a loader\\): pid (\\d+), user "
+                                             "tributary_stranger, application 'tributary'");
+    CHECK(warned == std::to_string(pid));
+    const std::string gauge = "tributary_source_locked_by_stranger{source=\"held\"}";
+    double locked = -1;
+    for (int i = 0; i < 100 && locked != 1; ++i, std::this_thread::sleep_for(50ms)) locked = sample(get(port, "/metrics").body, gauge);
+    CHECK(locked == 1);
+    const auto health = get(port, "/healthz");
+    CHECK(health.status == 200);  // the process is fine: restarting it would not help
+    CHECK_THAT(health.body, Catch::StartsWith("ok\n") &&
+                                Catch::Contains("warning: source held locked by pid " + std::to_string(pid)));
+
+    // Unlocked: the next claim passes, and everything says so.
+    tx.exec("SELECT pg_advisory_unlock_all()");
+    for (int i = 0; i < 200 && locked != 0; ++i, std::this_thread::sleep_for(50ms)) locked = sample(get(port, "/metrics").body, gauge);
+    CHECK(locked == 0);
+    CHECK(get(port, "/healthz").body == "ok\n");
+    CHECK(status_by_name(db.url())["held"]["locked_by"].is_null());
     loader.signal(SIGTERM);
     CHECK(loader.wait_for(15s) == 0);
 }
