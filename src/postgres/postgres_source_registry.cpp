@@ -229,7 +229,8 @@ SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
   FROM tributary.sources s
   JOIN tributary.cursors c ON c.source_id = s.id
   JOIN tributary.gates g ON g.source_id = s.id
-  LEFT JOIN LATERAL (SELECT * FROM tributary.foreign_locks fl WHERE fl.source_id = s.id LIMIT 1) f ON true
+  LEFT JOIN (SELECT DISTINCT ON (source_id) * FROM tributary.foreign_locks ORDER BY source_id, pid) f
+         ON f.source_id = s.id
  ORDER BY s.name)sql");
         std::vector<SourceStatus> result;
         for (const auto& row : rows) {
