@@ -8,17 +8,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <stdexcept>
 #include <vector>
+
+#include "http_exchange.h"
 
 namespace tributary::metrics {
 
@@ -31,39 +30,9 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kRequestDeadline{5};
 /// An answer must leave within this (a client that does not read).
 constexpr std::chrono::seconds kAnswerDeadline{10};
-/// Head and body together: our requests have no use for more.
-constexpr std::size_t kMaxRequest = 16 * 1024;
 /// Open connections at most; the process's descriptors are also its
 /// database sessions and source requests (soft limit often 1024).
 constexpr std::size_t kMaxConnections = 512;
-
-constexpr const char* kText = "text/plain; charset=utf-8";
-
-struct Answer {
-    int status = 200;
-    std::string body;
-    std::string content_type = kText;
-};
-
-const char* reason_phrase(int status) {
-    switch (status) {
-        case 200: return "OK";
-        case 400: return "Bad Request";
-        case 404: return "Not Found";
-        case 405: return "Method Not Allowed";
-        case 411: return "Length Required";
-        case 413: return "Payload Too Large";
-        case 500: return "Internal Server Error";
-        case 503: return "Service Unavailable";
-        default: return "Unknown";
-    }
-}
-
-std::string serialized(const Answer& answer) {
-    return "HTTP/1.1 " + std::to_string(answer.status) + " " + reason_phrase(answer.status) +
-           "\r\nContent-Type: " + answer.content_type + "\r\nContent-Length: " + std::to_string(answer.body.size()) +
-           "\r\nConnection: close\r\n\r\n" + answer.body;
-}
 
 bool valid_source_name(const std::string& name) {
     if (name.empty() || name.size() > 100) return false;
@@ -71,78 +40,6 @@ bool valid_source_name(const std::string& name) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
                c == '-';
     });
-}
-
-bool iequals(const std::string& a, const char* b) {
-    return a.size() == std::strlen(b) &&
-           std::equal(a.begin(), a.end(), b, [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
-/// A request's head, once it has arrived whole.
-struct Head {
-    std::string method, path;
-    std::size_t body_length = 0;
-};
-
-/// Parses what arrived so far. Empty with `complete` false: wait for more;
-/// an Answer: refuse the request with it.
-struct Parsed {
-    bool complete = false;
-    Head head;
-    std::optional<Answer> refusal;
-};
-
-Parsed parse(const std::string& in) {
-    Parsed parsed;
-    const auto head_end = in.find("\r\n\r\n");
-    if (head_end == std::string::npos) {
-        if (in.size() >= kMaxRequest) parsed.refusal = Answer{413, "request too large\n"};
-        return parsed;
-    }
-    const auto line_end = in.find("\r\n");
-    const std::string line = in.substr(0, line_end);
-    const auto sp1 = line.find(' ');
-    const auto sp2 = line.find(' ', sp1 == std::string::npos ? sp1 : sp1 + 1);
-    if (sp1 == std::string::npos || sp2 == std::string::npos || line.compare(sp2 + 1, 7, "HTTP/1.") != 0) {
-        parsed.refusal = Answer{400, "malformed request line\n"};
-        return parsed;
-    }
-    Head& head = parsed.head;
-    head.method = line.substr(0, sp1);
-    head.path = line.substr(sp1 + 1, sp2 - sp1 - 1);
-    head.path = head.path.substr(0, head.path.find('?'));
-    // Headers: only the body's framing matters to us. No Content-Length and
-    // no Transfer-Encoding means no body (RFC 9112 §6.3): never wait for one.
-    for (auto at = line_end + 2; at < head_end;) {
-        const auto end = in.find("\r\n", at);
-        const std::string field = in.substr(at, end - at);
-        at = end + 2;
-        const auto colon = field.find(':');
-        if (colon == std::string::npos) continue;
-        const std::string name = field.substr(0, colon);
-        std::string value = field.substr(colon + 1);
-        value.erase(0, value.find_first_not_of(" \t"));
-        value.erase(value.find_last_not_of(" \t") + 1);
-        if (iequals(name, "Transfer-Encoding")) {
-            parsed.refusal = Answer{411, "send a Content-Length, or no body at all\n"};
-            return parsed;
-        }
-        if (iequals(name, "Content-Length")) {
-            if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos) {
-                parsed.refusal = Answer{400, "bad Content-Length\n"};
-                return parsed;
-            }
-            head.body_length = std::stoul(value);
-        }
-    }
-    if (head_end + 4 + head.body_length > kMaxRequest) {
-        parsed.refusal = Answer{413, "request too large\n"};
-        return parsed;
-    }
-    parsed.complete = in.size() >= head_end + 4 + head.body_length;
-    return parsed;
 }
 
 int open_listener(const std::string& address) {
@@ -202,6 +99,7 @@ struct MetricsServer::State {
         Clock::time_point opened, deadline;
         std::string in, out;
         std::size_t sent = 0;
+        bool head_only = false;  ///< a HEAD request: the answer without its body
     };
 
     std::function<std::string()> scrape;
@@ -239,7 +137,7 @@ struct MetricsServer::State {
     void read_from(std::uint64_t id, Connection& c);
     void write_to(Connection& c);
     void answer(Connection& c, const Answer& a);
-    void route(std::uint64_t id, Connection& c, const Head& head);
+    void route(std::uint64_t id, Connection& c, const RequestHead& head);
     void take_nudge_answers();
     void close(std::uint64_t id);
     void run_nudges();
@@ -336,13 +234,15 @@ void MetricsServer::State::read_from(std::uint64_t id, Connection& c) {
         c.fd = -1;
         return;
     }
-    const Parsed parsed = parse(c.in);
+    const ParsedRequest parsed = parse_request(c.in);
     if (parsed.refusal) return answer(c, *parsed.refusal);
     if (parsed.complete) route(id, c, parsed.head);
 }
 
-void MetricsServer::State::route(std::uint64_t id, Connection& c, const Head& head) {
-    const bool get = head.method == "GET";
+void MetricsServer::State::route(std::uint64_t id, Connection& c, const RequestHead& head) {
+    // HEAD: what GET would answer, without the body (some probes use it).
+    c.head_only = head.method == "HEAD";
+    const bool get = head.method == "GET" || c.head_only;
     try {
         if (head.path == "/metrics") {
             if (!get) return answer(c, {405, "use GET\n"});
@@ -378,7 +278,7 @@ void MetricsServer::State::route(std::uint64_t id, Connection& c, const Head& he
 }
 
 void MetricsServer::State::answer(Connection& c, const Answer& a) {
-    c.out = serialized(a);
+    c.out = serialized(a, c.head_only);
     c.sent = 0;
     c.phase = Phase::writing;
     c.deadline = Clock::now() + kAnswerDeadline;

@@ -343,6 +343,10 @@ TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that 
     CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 200 ", 0) == 0);
     CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").rfind("HTTP/1.1 200 ", 0) == 0);
     CHECK(raw_exchange(port, "GET /sources/s/nudge HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405 ", 0) == 0);
+    const auto head = raw_exchange(port, "HEAD /healthz HTTP/1.1\r\n\r\n");
+    CHECK(head.rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(head.find("Content-Length: 3\r\n") != std::string::npos);
+    CHECK(head.substr(head.size() - 4) == "\r\n\r\n");  // no body
     CHECK(raw_exchange(port, "POST /sources/nobody/nudge HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0) == 0);
     CHECK(raw_exchange(port, "nonsense\r\n\r\n").rfind("HTTP/1.1 400 ", 0) == 0);
 
