@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <memory>
@@ -59,6 +60,18 @@ struct Shared {
     metrics::LoaderMetrics* metrics;
     postgres::HintChannel* hints;  ///< null with --poll-only
 };
+
+/// Loaders listen for source changes and nudges, and hint consumers after
+/// each commit. Each wake-up costs every worker a schedule read: with N
+/// workers, at most one wake-up per N × 50 ms (a second at most), so that a
+/// NOTIFY flood costs the process one read per 50 ms on average. The first
+/// notification after a quiet window still wakes them at once.
+postgres::HintChannel::Options hint_options(int workers) {
+    postgres::HintChannel::Options hint_options{{postgres::kControlChannel}, postgres::kEventsChannel};
+    hint_options.wake_window =
+        std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50) * workers, std::chrono::seconds(1));
+    return hint_options;
+}
 
 /// POST /sources/NAME/nudge: one session for the HTTP server's threads.
 class Nudger {
@@ -199,7 +212,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
     if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
     std::optional<postgres::HintChannel> hints;
     if (!options.poll_only)
-        hints.emplace(db, postgres::HintChannel::Options{{postgres::kControlChannel}, postgres::kEventsChannel}, stop);
+        hints.emplace(db, hint_options(options.workers), stop);
     RunObserver observer(loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr);
     Nudger nudger(db);  // before the server: its threads call it until the server is gone
     std::optional<metrics::MetricsServer> server;

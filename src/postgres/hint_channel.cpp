@@ -179,7 +179,7 @@ void HintChannel::serve_one_connection() {
     pqxx::connection connection(with_connection_defaults(conninfo_));
     // Anyone may NOTIFY our channels, in a loop: however many come, waiters
     // wake (and workers read the schedule) at most once per window.
-    WakePacer pacer(options_.coalesce);
+    WakePacer pacer(options_.wake_window);
     std::vector<std::unique_ptr<Receiver>> receivers;
     for (const auto& channel : options_.listen)
         receivers.push_back(std::make_unique<Receiver>(connection, channel, *state_, pacer));
