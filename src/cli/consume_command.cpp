@@ -12,6 +12,7 @@
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
 #include "duration.h"
+#include "flag_checks.h"
 #include "exit_codes.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_group_log.h"
@@ -120,19 +121,21 @@ void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& act
     auto options = std::make_shared<ConsumeOptions>();
     cmd->add_option("GROUP", options->group, "group name")->required();
     cmd->add_option("--consumer", options->consumer, "this consumer's name in the group (default: host:pid)");
-    cmd->add_option("--batch", options->batch, "events per batch at most")->capture_default_str()->check(CLI::Range(1, 10000));
+    cmd->add_option("--batch", options->batch, "events per batch at most")->capture_default_str()->check(decimal_in(1, 10000));
     cmd->add_option("--concurrency", options->concurrency, "batches in hand at most (each runs its own command)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 256));
+        ->check(decimal_in(1, 256));
     cmd->add_option("--exec", options->exec,
                     "shell command run per batch, NDJSON on stdin; exit 0 acks, anything else fails the batch")
         ->required();
-    cmd->add_option("--max-runtime", options->max_runtime, "stop gracefully after this long, e.g. 55s");
+    cmd->add_option("--max-runtime", options->max_runtime, "stop gracefully after this long, e.g. 55s")
+        ->check(duration_value());
     cmd->add_flag("--poll-only", options->poll_only,
                   "no LISTEN (e.g. behind a transaction-pooling proxy): poll every 50 ms doubling to 1 s while idle");
     cmd->add_option("--shutdown-timeout", options->shutdown_timeout,
                     "on a stop, how long batches in hand may still run before they are abandoned")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(duration_value());
     cmd->add_flag("--until-idle", options->until_idle, "exit once a read finds nothing to do");
     cmd->callback([&global, &action, options] { action = [&global, options] { return consume(global, *options); }; });
 }

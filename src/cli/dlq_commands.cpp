@@ -1,9 +1,11 @@
 #include <iomanip>
 #include <iostream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "flag_checks.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_session.h"
 #include "raw_json.h"
@@ -74,7 +76,8 @@ void add_dlq_commands(CLI::App& app, const GlobalOptions& global, Action& action
     auto options = std::make_shared<ReplayOptions>();
     replay->add_option("GROUP", options->group, "group name")->required();
     auto* all = replay->add_flag("--all", options->all, "every dead letter of the group");
-    auto* seq = replay->add_option("--seq", options->seq, "the dead letter of this event (its seq)");
+    auto* seq = replay->add_option("--seq", options->seq, "the dead letter of this event (its seq)")
+                    ->check(decimal_in(1, std::numeric_limits<std::int64_t>::max()));
     all->excludes(seq);
     replay->callback([&global, &action, options] {
         action = [&global, options] {

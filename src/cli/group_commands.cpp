@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "duration.h"
+#include "flag_checks.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_session.h"
 #include "usage_error.h"
@@ -101,9 +102,10 @@ void add_create(CLI::App& group, const GlobalOptions& global, Action& action) {
     cmd->add_option("--max-deliveries", options->spec.max_deliveries,
                     "deliveries of an event before it goes to the dead letters")
         ->capture_default_str()
-        ->check(CLI::Range(1, 1000000));
+        ->check(decimal_in(1, 1000000));
     cmd->add_option("--lease", options->lease, "how long a consumer holds a batch without a heartbeat, e.g. 30s")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(duration_value());
     cmd->add_flag("--ordered", options->spec.ordered, "keep per-source order: one batch per source in flight");
     cmd->callback([&global, &action, options] {
         action = [&global, options] {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "core/system_clock.h"
 #include "duration.h"
 #include "exit_codes.h"
+#include "flag_checks.h"
 #include "http/curl_event_fetcher.h"
 #include "metrics/loader_metrics.h"
 #include "metrics/metrics_server.h"
@@ -58,6 +60,18 @@ struct Shared {
     metrics::LoaderMetrics* metrics;
     postgres::HintChannel* hints;  ///< null with --poll-only
 };
+
+/// Loaders listen for source changes and nudges, and hint consumers after
+/// each commit. Each wake-up costs every worker a schedule read: with N
+/// workers, at most one wake-up per N × 50 ms (a second at most), so that a
+/// NOTIFY flood costs the process one read per 50 ms on average. The first
+/// notification after a quiet window still wakes them at once.
+postgres::HintChannel::Options hint_options(int workers) {
+    postgres::HintChannel::Options hint_options{{postgres::kControlChannel}, postgres::kEventsChannel};
+    hint_options.wake_window =
+        std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50) * workers, std::chrono::seconds(1));
+    return hint_options;
+}
 
 /// POST /sources/NAME/nudge: one session for the HTTP server's threads.
 class Nudger {
@@ -198,7 +212,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
     if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
     std::optional<postgres::HintChannel> hints;
     if (!options.poll_only)
-        hints.emplace(db, postgres::HintChannel::Options{{postgres::kControlChannel}, postgres::kEventsChannel}, stop);
+        hints.emplace(db, hint_options(options.workers), stop);
     RunObserver observer(loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr);
     Nudger nudger(db);  // before the server: its threads call it until the server is gone
     std::optional<metrics::MetricsServer> server;
@@ -237,20 +251,22 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
     auto options = std::make_shared<RunOptions>();
     cmd->add_option("--workers", options->workers, "loaders in this process, each with its own database session")
         ->capture_default_str()
-        ->check(CLI::Range(1, 256));
-    cmd->add_option("--max-runtime", options->max_runtime, "stop gracefully after this long, e.g. 55s (for cron)");
+        ->check(decimal_in(1, 256));
+    cmd->add_option("--max-runtime", options->max_runtime, "stop gracefully after this long, e.g. 55s (for cron)")
+        ->check(duration_value());
     cmd->add_flag("--until-idle", options->until_idle, "exit once a full pass over all sources found nothing");
     cmd->add_option("--listen,--metrics-addr", options->metrics_addr,
                     "serve /metrics (Prometheus), /healthz and POST /sources/NAME/nudge on HOST:PORT, "
                     "e.g. 127.0.0.1:9187");
     cmd->add_option("--max-rss", options->max_rss_mb,
                     "memory ceiling in MB: past it, finish the batches in hand and exit with code 3")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+        ->check(decimal_in(1, std::int64_t{1} << 20));
     cmd->add_flag("--poll-only", options->poll_only,
                   "no LISTEN/NOTIFY: no commit hints for consumers, source changes seen within a second");
     cmd->add_option("--idle-poll-max", options->idle_poll_max,
                     "longest pause before asking again a source that keeps answering with nothing")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(duration_value());
     cmd->callback([&global, &action, options] {
         action = [&global, options] { return run(global, *options); };
     });

@@ -47,16 +47,31 @@ void RunObserver::database_changed(bool reachable, const std::string& why) {
     if (metrics_ && was_up != is_up) metrics_->database_changed(is_up, why);
 }
 
-metrics::Health RunObserver::health(std::chrono::seconds quiet_limit) const {
+void RunObserver::lock_stranger(const Source& source, const std::optional<LockHolder>& holder) {
     {
         std::lock_guard<std::mutex> guard(mutex_);
-        if (workers_away_ > 0) return {false, "database unreachable: " + outage_reason_};
+        if (holder) strangers_[source.name] = *holder;
+        else strangers_.erase(source.name);
+    }
+    if (metrics_) metrics_->lock_stranger(source, holder);
+}
+
+metrics::Health RunObserver::health(std::chrono::seconds quiet_limit) const {
+    std::vector<std::string> warnings;
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (workers_away_ > 0) return {false, "database unreachable: " + outage_reason_, {}};
+        for (const auto& [name, holder] : strangers_)
+            warnings.push_back("source " + name + " locked by pid " + std::to_string(holder.pid) + " (user " +
+                               holder.user + ", application '" + holder.application + "'), not a tributary loader");
     }
     const auto quiet = std::chrono::nanoseconds(steady_ns() - last_activity_ns_.load(std::memory_order_relaxed));
     if (quiet > quiet_limit)
-        return {false, "no loader activity for " +
-                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(quiet).count()) + " s"};
-    return {};
+        return {false,
+                "no loader activity for " +
+                    std::to_string(std::chrono::duration_cast<std::chrono::seconds>(quiet).count()) + " s",
+                {}};
+    return {true, {}, warnings};
 }
 
 }  // namespace tributary::cli

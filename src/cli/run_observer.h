@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -25,9 +26,11 @@ public:
     void pass_done(const PassSummary& summary) override;
     void idle_sleep(std::chrono::milliseconds pause) override;
     void database_changed(bool reachable, const std::string& why) override;
+    void lock_stranger(const Source& source, const std::optional<LockHolder>& holder) override;
 
     /// Healthy when no worker is cut off from the database and some worker
-    /// did something within `quiet_limit`.
+    /// did something within `quiet_limit`; sources locked by strangers are
+    /// warnings (the process is fine: restarting it would not help).
     metrics::Health health(std::chrono::seconds quiet_limit) const;
 
 private:
@@ -39,6 +42,7 @@ private:
     mutable std::mutex mutex_;
     int workers_away_ = 0;
     std::string outage_reason_;
+    std::map<std::string, LockHolder> strangers_;  ///< by source name: /healthz says so
 };
 
 }  // namespace tributary::cli

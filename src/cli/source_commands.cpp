@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "flag_checks.h"
 #include "http/shown_url.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
@@ -21,8 +22,9 @@ void check_name(const std::string& name) {
 
 void check_spec(const postgres::SourceSpec& spec) {
     check_name(spec.name);
-    if (spec.url.rfind("http://", 0) != 0 && spec.url.rfind("https://", 0) != 0)
-        throw UsageError("invalid --url '" + spec.url + "': it must start with http:// or https://");
+    // The URL is not quoted back: it may hold credentials, or the very bytes
+    // that are wrong with it.
+    if (const auto problem = url_problem(spec.url); !problem.empty()) throw UsageError("invalid --url: " + problem);
     for (const auto& header : spec.headers) {
         const auto colon = header.find(':');
         if (colon == std::string::npos || colon == 0 || header.find_first_of("\r\n") != std::string::npos)
@@ -95,12 +97,12 @@ void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& act
     add->add_option("NAME", spec->name, "unique name, e.g. orders.eu ([A-Za-z0-9._-]{1,100})")->required();
     add->add_option("--url", spec->url, "events endpoint; after_id and limit are appended")->required();
     add->add_option("--interval-ms", spec->interval_ms, "minimum pause between two requests")->capture_default_str()
-        ->check(CLI::Range(1, 86400000));
-    add->add_option("--batch-size", spec->batch_size, "events per request (limit)")->capture_default_str()->check(CLI::Range(1, 10000));
+        ->check(decimal_in(1, 86400000));
+    add->add_option("--batch-size", spec->batch_size, "events per request (limit)")->capture_default_str()->check(decimal_in(1, 10000));
     add->add_option("--after-id", spec->after_id, "start after this id")->capture_default_str()
-        ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()));
+        ->check(decimal_in(0, std::numeric_limits<std::int64_t>::max()));
     add->add_option("--header", spec->headers, "request header \"Name: value\" (repeatable; stored, never logged)");
-    add->add_option("--timeout-ms", spec->timeout_ms, "whole-request timeout")->capture_default_str()->check(CLI::Range(1, 3600000));
+    add->add_option("--timeout-ms", spec->timeout_ms, "whole-request timeout")->capture_default_str()->check(decimal_in(1, 3600000));
     add->callback([&global, &action, spec] {
         action = [&global, spec] {
             check_spec(*spec);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -33,6 +34,22 @@ std::string next_request(double seconds_until) {
 
 nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
 
+nlohmann::json holder_json(const std::optional<LockHolder>& h) {
+    if (!h) return nullptr;
+    return {{"pid", h->pid},
+            {"user", h->user},
+            {"application", h->application},
+            {"since", h->since.empty() ? nlohmann::json() : nlohmann::json(h->since)},
+            {"reason", h->why}};
+}
+
+/// Names a stranger chose, shown on a terminal: printable ASCII only.
+std::string printable(const std::string& text) {
+    std::string out;
+    for (const char ch : text) out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+    return out;
+}
+
 void print_json(const std::vector<postgres::SourceStatus>& rows) {
     auto all = nlohmann::json::array();
     for (const auto& s : rows)
@@ -46,31 +63,49 @@ void print_json(const std::vector<postgres::SourceStatus>& rows) {
                        {"lag", s.backlog ? nlohmann::json(*s.backlog) : nlohmann::json()},
                        {"seconds_until_next_request", s.seconds_until_allowed},
                        {"last_error", s.last_error ? nlohmann::json(*s.last_error) : nlohmann::json()},
-                       {"seconds_since_last_error", optional_json(s.seconds_since_error)}});
+                       {"seconds_since_last_error", optional_json(s.seconds_since_error)},
+                       {"locked_by", holder_json(s.locked_by)}});
     // Hostile sources put arbitrary bytes into error texts; never fail on them.
     std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
+/// The table's columns, each as wide as its widest cell: cursors, counts and
+/// lags are 64-bit and may have 19 digits; nothing gets cut or run together.
 void print_table(const std::vector<postgres::SourceStatus>& rows) {
-    std::size_t width = 6;
-    for (const auto& s : rows) width = std::max(width, s.name.size());
-    const auto line = [&](const std::string& name, const std::string& state, const std::string& cursor,
-                          const std::string& stored, const std::string& lag, const std::string& fetch,
-                          const std::string& ok, const std::string& next, const std::string& error) {
-        std::cout << std::left << std::setw(static_cast<int>(width) + 2) << name << std::setw(10) << state
-                  << std::right << std::setw(12) << cursor << std::setw(12) << stored << std::setw(8) << lag << "  "
-                  << std::left << std::setw(11) << fetch << std::setw(11) << ok << std::setw(9) << next << error
-                  << "\n";
-    };
-    line("SOURCE", "STATE", "CURSOR", "STORED", "LAG", "LAST FETCH", "LAST OK", "NEXT", "LAST ERROR");
+    using Row = std::vector<std::string>;
+    // Left-aligned text, right-aligned numbers; the last column is free.
+    const std::vector<bool> right = {false, false, true, true, true, false, false, false, false};
+    std::vector<Row> table{{"SOURCE", "STATE", "CURSOR", "STORED", "LAG", "LAST FETCH", "LAST OK", "NEXT", "LAST ERROR"}};
     for (const auto& s : rows) {
         std::string error = "-";
         if (s.last_error) error = "(" + ago(s.seconds_since_error) + ") " + *s.last_error;
-        line(s.name, state_of(s), std::to_string(s.cursor), std::to_string(s.events_stored),
-             s.backlog ? std::to_string(*s.backlog) : "-", ago(s.seconds_since_request), ago(s.seconds_since_success),
-             next_request(s.seconds_until_allowed), error);
+        table.push_back({s.name, state_of(s), std::to_string(s.cursor), std::to_string(s.events_stored),
+                         s.backlog ? std::to_string(*s.backlog) : "-", ago(s.seconds_since_request),
+                         ago(s.seconds_since_success), next_request(s.seconds_until_allowed), error});
+    }
+    std::vector<std::size_t> width(right.size(), 0);
+    for (const auto& row : table)
+        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (const auto& row : table) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            const bool last = i + 1 == row.size();
+            const std::string pad(last ? 0 : width[i] - row[i].size(), ' ');
+            line += right[i] ? pad + row[i] : row[i] + pad;
+            if (!last) line += "  ";
+        }
+        std::cout << line << "\n";
     }
     if (rows.empty()) std::cout << "(no sources: add one with `tributary source add NAME --url URL`)\n";
+    for (const auto& s : rows) {
+        if (!s.locked_by) continue;
+        const auto& h = *s.locked_by;
+        std::cout << "\nWARNING: " << s.name << " is locked by a session that is not a tributary loader ("
+                  << printable(h.why) << "): pid " << h.pid << ", user " << printable(h.user) << ", application '"
+                  << printable(h.application) << "', since " << (h.since.empty() ? "unknown" : h.since)
+                  << ".\n  No loader can ask this source until that session unlocks or ends: "
+                  << "SELECT pg_terminate_backend(" << h.pid << ");\n";
+    }
 }
 
 }  // namespace

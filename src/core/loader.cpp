@@ -43,6 +43,15 @@ const char* to_string(FailureClass c) {
     return "unknown";
 }
 
+const char* to_string(StoreConflict c) {
+    switch (c) {
+        case StoreConflict::none: return "none";
+        case StoreConflict::cursor_moved: return "cursor_moved";
+        case StoreConflict::duplicate_ids: return "duplicate_ids";
+    }
+    return "unknown";
+}
+
 const char* to_string(SourceOutcome outcome) {
     switch (outcome) {
         case SourceOutcome::stored: return "stored";
@@ -121,6 +130,8 @@ TurnReport Loader::load_source(const Source& source) {
     // The lease starts when the database runs the claim, a moment after this.
     const auto claimed_at = ports_.clock.now();
     const auto claim = ports_.turn.claim(source);
+    if (claim.decision == SourceTurn::Decision::locked) note_locked(source);
+    else note_not_locked(source);
     switch (claim.decision) {
         case SourceTurn::Decision::locked: return {SourceOutcome::locked};
         // Asked lately, by any worker of any process, and it had nothing then:
@@ -149,6 +160,36 @@ TurnReport Loader::load_source(const Source& source) {
             throw;
         }
     }
+}
+
+void Loader::note_locked(const Source& source) {
+    const auto now = ports_.clock.now();
+    auto& streak = locked_.try_emplace(source.id, LockedStreak{now, {}, false}).first->second;
+    // Loaders hold a source for one request at most: only a lock that stays
+    // is worth a look, and then once per period, not at every claim.
+    if (now - streak.since < options_.stranger_check_after) return;
+    if (streak.checked && now - *streak.checked < options_.stranger_check_every) return;
+    streak.checked = now;
+    const auto holder = ports_.turn.stranger_holding(source);
+    if (holder) {
+        spdlog::warn("source={} worker={} locked by a session that is not a tributary loader ({}): pid {}, user {}, "
+                     "application '{}', since {}; no loader can ask this source until that session unlocks or ends "
+                     "(SELECT pg_terminate_backend({}))",
+                     source.name, options_.worker, holder->why, holder->pid, holder->user, holder->application,
+                     holder->since.empty() ? "unknown" : holder->since, holder->pid);
+    }
+    if (holder || streak.stranger) observer_.lock_stranger(source, holder);
+    streak.stranger = holder.has_value();
+}
+
+void Loader::note_not_locked(const Source& source) {
+    const auto found = locked_.find(source.id);
+    if (found == locked_.end()) return;
+    if (found->second.stranger) {
+        spdlog::info("source={} worker={} no longer locked by a stranger", source.name, options_.worker);
+        observer_.lock_stranger(source, std::nullopt);
+    }
+    locked_.erase(found);
 }
 
 void Loader::abandon_slot(const Source& source, std::int64_t lease) {
@@ -228,9 +269,21 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
     if (stored == SourceTurn::Stored::appended) fault_point("after_commit");
     note_next_due(source.interval);
     if (stored == SourceTurn::Stored::conflict) {
-        spdlog::info("source={} worker={} cursor moved by another writer since {}; batch dropped, will re-read",
+        spdlog::warn("source={} worker={} store conflict (cursor_moved): the cursor moved from {} under another "
+                     "writer while this worker held the source; batch dropped, will re-read",
                      source.name, options_.worker, cursor);
-        return {SourceOutcome::conflict};
+        TurnReport report{SourceOutcome::conflict};
+        report.store_conflict = StoreConflict::cursor_moved;
+        return report;
+    }
+    if (stored == SourceTurn::Stored::duplicate) {
+        spdlog::warn("source={} worker={} store conflict (duplicate_ids): ids up to {} after cursor {} were already "
+                     "stored by another writer; batch dropped, the cursor stays (does the source rewrite history, "
+                     "or does a writer bypass the loader?)",
+                     source.name, options_.worker, last_id, cursor);
+        TurnReport report{SourceOutcome::conflict};
+        report.store_conflict = StoreConflict::duplicate_ids;
+        return report;
     }
     spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker, count,
                   cursor, last_id);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,12 @@ struct LoaderOptions {
     std::chrono::milliseconds max_start_delay{4000};
     /// How often a working loader logs what it stored.
     std::chrono::seconds progress_every{10};
+    /// A source this worker found locked on every claim for this long is
+    /// looked into: is the holder a loader at all? Then again at most once
+    /// per `stranger_check_every`, which is also how often a stranger's
+    /// lock is logged.
+    std::chrono::milliseconds stranger_check_after{1000};
+    std::chrono::milliseconds stranger_check_every{60000};
 };
 
 /// The per-source pass of docs/design.md §5 over all enabled sources, one
@@ -109,6 +116,15 @@ private:
         Source source;
         SlotClose close;
     };
+    /// Claims of one source that found it locked, in a row.
+    struct LockedStreak {
+        Clock::time_point since;
+        std::optional<Clock::time_point> checked;  ///< when the holder was last looked into
+        bool stranger = false;                     ///< what that found
+    };
+    void note_locked(const Source& source);
+    void note_not_locked(const Source& source);
+
     void close_slot(const Source& source, SlotClose close);
     void abandon_slot(const Source& source, std::int64_t lease);
     void close_abandoned_slot();
@@ -123,6 +139,7 @@ private:
     std::optional<std::chrono::milliseconds> soonest_due_in_;
     std::optional<PendingClose> closing_;         ///< the close under way, if any
     std::optional<PendingClose> abandoned_slot_;  ///< a close the database's going away cut short
+    std::map<int, LockedStreak> locked_;  ///< by source id
     std::size_t pass_count_ = 0;
     std::size_t events_since_report_ = 0;
     Clock::time_point last_report_{};

@@ -5,6 +5,7 @@
 
 #include "cursor.h"
 #include "event.h"
+#include "lock_holder.h"
 #include "slot_close.h"
 #include "source.h"
 
@@ -57,8 +58,10 @@ public:
 
     enum class Stored {
         appended,  ///< the batch is committed and the cursor moved to its last event
-        conflict,  ///< the cursor was not the claim's, or another writer stored these
-                   ///< events first: nothing stored (the slot is closed all the same)
+        conflict,   ///< the cursor was not the claim's (another writer moved it):
+                    ///< nothing stored (the slot is closed all the same)
+        duplicate,  ///< the cursor was the claim's, but another writer had stored some
+                    ///< of these ids behind it: nothing stored (the slot is closed all the same)
     };
 
     virtual ~SourceTurn() = default;
@@ -80,6 +83,11 @@ public:
 
     /// Closes a claimed slot without storing anything.
     virtual void close(const Source& source, const SlotClose& close) = 0;
+
+    /// After a claim found the source locked: who holds it, when that is
+    /// not a loader in a turn (a stranger); empty when it is one, or when
+    /// nobody does any more. Best effort: failing to tell is not an error.
+    virtual std::optional<LockHolder> stranger_holding(const Source& /*source*/) { return std::nullopt; }
 };
 
 }  // namespace tributary

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace tributary::metrics {
 
@@ -8,6 +9,9 @@ namespace tributary::metrics {
 struct Health {
     bool healthy = true;
     std::string reason;  ///< e.g. "database unreachable: ..."; empty when healthy
+    /// Worth a look, though not a reason to restart the process (e.g. a
+    /// source locked by a stranger): lines after "ok".
+    std::vector<std::string> warnings;
 };
 
 }  // namespace tributary::metrics

@@ -41,6 +41,8 @@ struct LoaderMetrics::PerSource {
     prometheus::Gauge* failing = nullptr;
     prometheus::Gauge* last_success = nullptr;
     prometheus::Gauge* since_success = nullptr;
+    prometheus::Gauge* locked_by_stranger = nullptr;  ///< from the first time it was looked into
+    std::map<StoreConflict, prometheus::Counter*> conflicts;
     std::optional<std::chrono::system_clock::time_point> succeeded_at;
 };
 
@@ -67,6 +69,15 @@ LoaderMetrics::LoaderMetrics(int workers, const std::string& version)
                          .Name("tributary_source_seconds_since_last_success")
                          .Help("Seconds since the last successful fetch by this process")
                          .Register(*registry_)),
+      locked_by_stranger_(BuildGauge()
+                              .Name("tributary_source_locked_by_stranger")
+                              .Help("1 while the source's lock is held by a session that is not a loader in a turn")
+                              .Register(*registry_)),
+      store_conflicts_(BuildCounter()
+                           .Name("tributary_store_conflicts_total")
+                           .Help("Batches not stored although the source was this worker's: reason = cursor_moved "
+                                 "(compare-and-set) or duplicate_ids (unique key); near zero when healthy")
+                           .Register(*registry_)),
       passes_(BuildCounter().Name("tributary_passes_total").Help("Passes over the enabled sources").Register(*registry_).Add({})),
       idle_sleeps_(BuildCounter().Name("tributary_idle_sleeps_total").Help("Pauses after a pass that stored nothing").Register(*registry_).Add({})),
       reconnects_(BuildCounter().Name("tributary_database_reconnects_total").Help("New database sessions after a lost one").Register(*registry_).Add({})),
@@ -91,6 +102,8 @@ LoaderMetrics::PerSource& LoaderMetrics::per_source(const std::string& name) {
     slot->events = &events_stored_.Add(labels);
     slot->batches = &batches_stored_.Add(labels);
     for (const auto c : kFailureClasses) slot->errors[c] = &fetch_errors_.Add({{"source", name}, {"class", to_string(c)}});
+    for (const auto c : {StoreConflict::cursor_moved, StoreConflict::duplicate_ids})
+        slot->conflicts[c] = &store_conflicts_.Add({{"source", name}, {"reason", to_string(c)}});
     slot->lock_skips = &lock_skips_.Add(labels);
     slot->gate_skips = &gate_skips_.Add(labels);
     slot->fetch_duration = &fetch_duration_.Add(labels, kDurationBuckets);
@@ -116,6 +129,7 @@ void LoaderMetrics::turn_done(const Source& source, const TurnReport& turn) {
         default: break;
     }
     if (turn.failure != FailureClass::none) m.errors[turn.failure]->Increment();
+    if (turn.store_conflict != StoreConflict::none) m.conflicts[turn.store_conflict]->Increment();
     if (turn.fetch_time) {
         m.fetch_duration->Observe(turn.fetch_time->count());
         const bool failed = turn.outcome == SourceOutcome::failed;
@@ -133,6 +147,13 @@ void LoaderMetrics::turn_done(const Source& source, const TurnReport& turn) {
         if (!m.lag) m.lag = &lag_.Add({{"source", source.name}});
         m.lag->Set(static_cast<double>(*turn.backlog));
     }
+}
+
+void LoaderMetrics::lock_stranger(const Source& source, const std::optional<LockHolder>& holder) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    PerSource& m = per_source(source.name);
+    if (!m.locked_by_stranger) m.locked_by_stranger = &locked_by_stranger_.Add({{"source", source.name}});
+    m.locked_by_stranger->Set(holder ? 1 : 0);
 }
 
 void LoaderMetrics::pass_done(const PassSummary&) { passes_.Increment(); }

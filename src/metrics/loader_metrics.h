@@ -28,6 +28,7 @@ public:
     void pass_done(const PassSummary& summary) override;
     void idle_sleep(std::chrono::milliseconds pause) override;
     void database_changed(bool reachable, const std::string& why) override;
+    void lock_stranger(const Source& source, const std::optional<LockHolder>& holder) override;
     /// A worker opened a new database session after losing one.
     void database_reconnected();
 
@@ -55,6 +56,8 @@ private:
     prometheus::Family<prometheus::Gauge>& failing_;
     prometheus::Family<prometheus::Gauge>& last_success_;
     prometheus::Family<prometheus::Gauge>& since_success_;
+    prometheus::Family<prometheus::Gauge>& locked_by_stranger_;
+    prometheus::Family<prometheus::Counter>& store_conflicts_;
 
     prometheus::Counter& passes_;
     prometheus::Counter& idle_sleeps_;

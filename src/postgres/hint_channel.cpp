@@ -14,6 +14,7 @@
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
+#include "core/wake_pacer.h"
 #include "session_settings.h"
 
 namespace tributary::postgres {
@@ -22,7 +23,7 @@ struct HintChannel::State {
     std::mutex mutex;
     std::condition_variable rung;
     std::uint64_t generation = 0;
-    std::uint64_t received = 0, sent = 0;
+    std::uint64_t received = 0, sent = 0, wakeups = 0;
     std::set<std::string> pending;
     int pipe[2] = {-1, -1};  ///< wakes the thread out of poll(): a hint queued, or a stop
 
@@ -38,6 +39,7 @@ struct HintChannel::State {
         {
             std::lock_guard<std::mutex> guard(mutex);
             ++generation;
+            ++wakeups;
         }
         rung.notify_all();
     }
@@ -55,21 +57,30 @@ struct HintChannel::State {
 
 namespace {
 
+/// Counts a notification and owes the waiters a wake-up; the channel's
+/// thread rings when the pacer lets it.
 class Receiver : public pqxx::notification_receiver {
 public:
-    Receiver(pqxx::connection_base& c, const std::string& channel, HintChannel::State& state)
-        : pqxx::notification_receiver(c, channel), state_(state) {}
+    Receiver(pqxx::connection_base& c, const std::string& channel, HintChannel::State& state, WakePacer& pacer)
+        : pqxx::notification_receiver(c, channel), state_(state), pacer_(pacer) {}
     void operator()(const std::string&, int) override {
         {
             std::lock_guard<std::mutex> guard(state_.mutex);
             ++state_.received;
         }
-        state_.ring();
+        pacer_.notified();
     }
 
 private:
     HintChannel::State& state_;
+    WakePacer& pacer_;
 };
+
+/// ms from now until `t`, for poll(): 0 when past, rounded up.
+int poll_timeout(std::chrono::steady_clock::time_point t) {
+    const auto left = t - std::chrono::steady_clock::now();
+    return static_cast<int>(std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
+}
 
 /// A text[] literal; payloads are source names, quoted anyway.
 std::string array_literal(const std::vector<std::string>& items) {
@@ -137,6 +148,11 @@ std::uint64_t HintChannel::received() const {
     return state_->received;
 }
 
+std::uint64_t HintChannel::wakeups() const {
+    std::lock_guard<std::mutex> guard(state_->mutex);
+    return state_->wakeups;
+}
+
 std::uint64_t HintChannel::sent() const {
     std::lock_guard<std::mutex> guard(state_->mutex);
     return state_->sent;
@@ -161,8 +177,12 @@ void HintChannel::run() {
 
 void HintChannel::serve_one_connection() {
     pqxx::connection connection(with_connection_defaults(conninfo_));
+    // Anyone may NOTIFY our channels, in a loop: however many come, waiters
+    // wake (and workers read the schedule) at most once per window.
+    WakePacer pacer(options_.wake_window);
     std::vector<std::unique_ptr<Receiver>> receivers;
-    for (const auto& channel : options_.listen) receivers.push_back(std::make_unique<Receiver>(connection, channel, *state_));
+    for (const auto& channel : options_.listen)
+        receivers.push_back(std::make_unique<Receiver>(connection, channel, *state_, pacer));
     // Listening (again) from now: whatever was hinted before is lost, so
     // waiters look for themselves once.
     state_->ring();
@@ -172,11 +192,11 @@ void HintChannel::serve_one_connection() {
         int timeout_ms = -1;
         {
             std::lock_guard<std::mutex> guard(state_->mutex);
-            if (!state_->pending.empty()) {
-                const auto due = last_send + options_.coalesce - std::chrono::steady_clock::now();
-                timeout_ms = static_cast<int>(
-                    std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(due).count()));
-            }
+            if (!state_->pending.empty()) timeout_ms = poll_timeout(last_send + options_.coalesce);
+        }
+        if (const auto wake_due = pacer.due()) {
+            const int wake_ms = poll_timeout(*wake_due);
+            timeout_ms = timeout_ms < 0 ? wake_ms : std::min(timeout_ms, wake_ms);
         }
         pollfd fds[2] = {{connection.sock(), POLLIN, 0}, {state_->pipe[0], POLLIN, 0}};
         if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
@@ -186,6 +206,7 @@ void HintChannel::serve_one_connection() {
         // arrived during our own NOTIFY was read off the socket then, and
         // waits in libpq's buffer. Throws when the connection is gone.
         connection.get_notifs();
+        if (pacer.wake_now(std::chrono::steady_clock::now())) state_->ring();
         if (std::chrono::steady_clock::now() < last_send + options_.coalesce) continue;
 
         std::vector<std::string> batch;

@@ -21,6 +21,10 @@ namespace tributary::postgres {
 /// at most once per `coalesce` — outside any batch transaction, because
 /// NOTIFY takes a cluster-wide lock at commit.
 ///
+/// Notifications wake waiters at most once per `wake_window` (see
+/// WakePacer): any database user can NOTIFY a channel, and a flood must not
+/// turn into a schedule read per notification.
+///
 /// Hints are only hints: waiters also wake on their own timers, so a lost
 /// hint costs latency, never events. A database away is retried quietly
 /// (the loader or consumer says so for the process); a stop ends the thread
@@ -31,6 +35,10 @@ public:
         std::vector<std::string> listen;  ///< channels to wake on
         std::string send_channel;          ///< channel of hint(); empty: sends nothing
         std::chrono::milliseconds coalesce{50};
+        /// Wake-ups from notifications at most once per this. Every waiter
+        /// wakes on each: a process of N loader workers sets N × 50 ms, so
+        /// that a flood costs it one schedule read per 50 ms on average.
+        std::chrono::milliseconds wake_window{50};
     };
 
     HintChannel(std::string conninfo, Options options, StopSignal& stop);
@@ -45,8 +53,10 @@ public:
     /// Queues a hint (coalesced: the same payload queued twice is sent once).
     void hint(const std::string& payload);
 
-    /// Notifications received and hints sent so far (for tests and metrics).
+    /// Notifications received, wake-ups rung (notifications coalesced, and
+    /// one per (re)connect) and hints sent so far (for tests and metrics).
     std::uint64_t received() const;
+    std::uint64_t wakeups() const;
     std::uint64_t sent() const;
 
     /// What the thread, the waiters and the stop hook share. The stop hook

@@ -223,10 +223,14 @@ SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
        CASE WHEN g.next_allowed_at > now() THEN extract(epoch FROM g.next_allowed_at - now())::float8 ELSE 0 END,
        g.last_error,
        extract(epoch FROM now() - g.last_error_at)::float8,
-       g.backlog
+       g.backlog,
+       f.pid, f.holder_user, f.application,
+       to_char(f.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), f.reason
   FROM tributary.sources s
   JOIN tributary.cursors c ON c.source_id = s.id
   JOIN tributary.gates g ON g.source_id = s.id
+  LEFT JOIN (SELECT DISTINCT ON (source_id) * FROM tributary.foreign_locks ORDER BY source_id, pid) f
+         ON f.source_id = s.id
  ORDER BY s.name)sql");
         std::vector<SourceStatus> result;
         for (const auto& row : rows) {
@@ -243,6 +247,9 @@ SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
             st.last_error = optional_field<std::string>(row[9]);
             st.seconds_since_error = optional_field<double>(row[10]);
             st.backlog = optional_field<std::int64_t>(row[11]);
+            if (!row[12].is_null())
+                st.locked_by = LockHolder{row[12].as<int>(), row[13].as<std::string>(""), row[14].as<std::string>(""),
+                                          row[15].as<std::string>(""), row[16].as<std::string>("")};
             result.push_back(std::move(st));
         }
         return result;

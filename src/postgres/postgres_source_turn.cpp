@@ -28,6 +28,7 @@ constexpr const char* kSucceeded = "tributary_turn_close_succeeded";
 constexpr const char* kFailed = "tributary_turn_close_failed";
 constexpr const char* kReleased = "tributary_turn_close_released";
 constexpr const char* kReleaseIfHeld = "tributary_turn_release_if_held";
+constexpr const char* kCursorAt = "tributary_turn_cursor_at";
 
 constexpr const char* kClaimSql =
     "SELECT decision, failures, drained, lease, empty_streak, cursor FROM tributary.loader_claim($1, $2, $3)";
@@ -43,6 +44,7 @@ constexpr const char* kCloseInBatchSql = "SELECT tributary.loader_gate_succeeded
 constexpr const char* kSucceededSql = "SELECT tributary.loader_close_succeeded($1, $2, $3, $4, $5, $6, $7)";
 constexpr const char* kFailedSql = "SELECT tributary.loader_close_failed($1, $2, $3, $4, $5, $6)";
 constexpr const char* kReleasedSql = "SELECT tributary.loader_close_released($1, $2, $3, $4)";
+constexpr const char* kCursorAtSql = "SELECT last_event_id FROM tributary.cursors WHERE source_id = $1";
 // Only a lock this session holds: unlocking one it does not earns a warning.
 constexpr const char* kReleaseIfHeldSql =
     "SELECT pg_advisory_unlock($1, $2) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
@@ -82,6 +84,17 @@ std::string storable(const std::string& error) {
     std::string out;
     for (const char ch : error) {
         if (out.size() == kMaxLength) return out + "...";
+        const auto byte = static_cast<unsigned char>(ch);
+        out += (byte >= 0x20 && byte < 0x7f) ? ch : '?';
+    }
+    return out;
+}
+
+/// Names a stranger chose (a role, an application): printable ASCII only,
+/// so that they cannot split or forge a log line.
+std::string printable(const std::string& text) {
+    std::string out;
+    for (const char ch : text.substr(0, 200)) {
         const auto byte = static_cast<unsigned char>(ch);
         out += (byte >= 0x20 && byte < 0x7f) ? ch : '?';
     }
@@ -154,6 +167,7 @@ PostgresSourceTurn::PostgresSourceTurn(PostgresSession& session) : session_(sess
     session_.prepare(kFailed, kFailedSql);
     session_.prepare(kReleased, kReleasedSql);
     session_.prepare(kReleaseIfHeld, kReleaseIfHeldSql);
+    session_.prepare(kCursorAt, kCursorAtSql);
 }
 
 void PostgresSourceTurn::note_lock(int source_id) {
@@ -233,6 +247,29 @@ void PostgresSourceTurn::close(const Source& source, const SlotClose& close) {
     forget_lock(source.id);
 }
 
+std::optional<LockHolder> PostgresSourceTurn::stranger_holding(const Source& source) {
+    try {
+        return session_.run([&](pqxx::connection& c) -> std::optional<LockHolder> {
+            pqxx::nontransaction tx(c);
+            const auto rows = tx.exec_params(
+                "SELECT pid, holder_user, application, to_char(since AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), reason FROM tributary.foreign_locks WHERE source_id = $1 LIMIT 1",
+                source.id);
+            if (rows.empty()) return std::nullopt;
+            const auto& row = rows[0];
+            return LockHolder{row[0].as<int>(0), printable(row[1].as<std::string>("")),
+                              printable(row[2].as<std::string>("")), row[3].as<std::string>(""),
+                              row[4].as<std::string>("")};
+        });
+    } catch (const DatabaseUnavailable&) {
+        throw;
+    } catch (const std::exception& e) {
+        // E.g. definitions older than this binary: the loader works on.
+        spdlog::debug("source={} cannot tell who holds its lock: {}", source.name, e.what());
+        return std::nullopt;
+    }
+}
+
 void PostgresSourceTurn::release_if_held(int source_id) noexcept {
     forget_lock(source_id);
     try {
@@ -267,7 +304,7 @@ SourceTurn::Stored PostgresSourceTurn::append_and_close(const Source& source, co
             // Another writer stored these ids first (COPY: the transaction
             // is gone, close and all; one statement handles it itself).
             close_after_batch(close);
-            return Stored::conflict;
+            return Stored::duplicate;
         } catch (const pqxx::data_exception& e) {
             throw BatchRejected(e.what());
         } catch (const pqxx::statement_completion_unknown& e) {
@@ -311,7 +348,13 @@ SourceTurn::Stored PostgresSourceTurn::append_in_one_statement(const Source& sou
         const bool appended = tx.exec_prepared1(kAppend, source.id, expected, ids, payloads, close.lock, close.lease,
                                                 close.interval_ms, close.backlog.get())[0]
                                   .as<bool>();
-        return appended ? Stored::appended : Stored::conflict;
+        if (appended) return Stored::appended;
+        // loader_append says false for both; they mean different things to
+        // an operator. A cursor still at `expected` had passed the
+        // compare-and-set: a unique key refused the rows.
+        const auto cursor = tx.exec_prepared(kCursorAt, source.id);
+        const bool unmoved = !cursor.empty() && cursor[0][0].as<std::int64_t>(expected - 1) == expected;
+        return unmoved ? Stored::duplicate : Stored::conflict;
     });
 }
 

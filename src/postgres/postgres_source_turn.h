@@ -33,6 +33,8 @@ public:
     Stored append_and_close(const Source& source, const Claim& claim, EventBatch batch,
                             std::optional<std::int64_t> backlog) override;
     void close(const Source& source, const SlotClose& close) override;
+    /// From the view tributary.foreign_locks (sql/60_foreign_locks.sql).
+    std::optional<LockHolder> stranger_holding(const Source& source) override;
 
 private:
     /// The arguments of the success close that travels with a batch.

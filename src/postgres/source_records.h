@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lock_holder.h"
 #include "core/source.h"
 
 namespace tributary::postgres {
@@ -40,6 +41,7 @@ struct SourceStatus {
     std::optional<std::string> last_error;
     std::optional<double> seconds_since_error;
     std::optional<std::int64_t> backlog;  ///< as the source last reported it
+    std::optional<LockHolder> locked_by;  ///< a stranger holding its lock (tributary.foreign_locks)
 };
 
 }  // namespace tributary::postgres

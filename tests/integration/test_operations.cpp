@@ -4,13 +4,20 @@
 
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "support/source_server.h"
 #include "support/test_database.h"
@@ -51,6 +58,30 @@ std::string write_temp(const std::string& name, const std::string& text) {
     const std::string path = "/tmp/tributary-test-" + std::to_string(getpid()) + "-" + name;
     std::ofstream(path) << text;
     return path;
+}
+
+/// A loopback connection that has sent `start` (not a whole request).
+int open_connection(int port, const std::string& start) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) FAIL("cannot connect");
+    if (!start.empty()) ::send(fd, start.data(), start.size(), MSG_NOSIGNAL);
+    return fd;
+}
+
+/// Sends `request` as is and returns everything the server sent back before closing (10 s at most).
+std::string raw_exchange(int port, const std::string& request) {
+    const int fd = open_connection(port, request);
+    timeval timeout{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    std::string answer;
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) answer.append(buffer, static_cast<std::size_t>(n));
+    ::close(fd);
+    return answer;
 }
 
 std::string read_file(const std::string& path) {
@@ -214,4 +245,192 @@ TEST_CASE("run waits for a database that is not there yet, within --max-runtime"
     std::this_thread::sleep_for(1500ms);
     waiting.signal(SIGTERM);
     CHECK(waiting.wait_for(10s) == 0);
+}
+
+TEST_CASE("integer duration and URL flags take strictly what they say; else exit 2 naming the flag") {
+    TestDatabase db;
+    const auto refused = [&](std::vector<std::string> args, const std::string& flag) {
+        const auto err = run_tributary(db.url(), std::move(args), 2).err;
+        INFO(err);
+        CHECK(err.find(flag) != std::string::npos);
+        return err;
+    };
+    const std::vector<std::string> add = {"source", "add", "s", "--url", "http://127.0.0.1:9/events"};
+    const auto with = [&](std::vector<std::string> extra) {
+        auto args = add;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return args;
+    };
+    // No clamping: one past the largest id is refused, not stored as the largest.
+    refused(with({"--after-id", "9223372036854775808"}), "--after-id");
+    refused(with({"--after-id", "-1"}), "--after-id");
+    for (const char* odd : {"0x10", "+5", " 5", "5 ", "1e3", ""}) {
+        refused(with({"--batch-size", odd}), "--batch-size");
+        refused(with({"--interval-ms", odd}), "--interval-ms");
+        refused(with({"--timeout-ms", odd}), "--timeout-ms");
+    }
+    for (const char* url : {"http://a.example/x\r\nInjected: 1", "http://a.example/a b", "http://a.example/\x01",
+                            "http://a.example/\x7f", "ftp://a.example/", "http://", "http:///path"}) {
+        const auto err = refused({"source", "add", "s", "--url", url}, "--url");
+        CHECK(err.find('\r') == std::string::npos);  // the bad URL is not echoed
+    }
+    CHECK(db.scalar("SELECT count(*) FROM tributary.sources") == "0");
+    run_tributary(db.url(), with({"--after-id", "9223372036854775807", "--batch-size", "10"}));
+
+    refused({"run", "--max-runtime", ""}, "--max-runtime");  // an unset variable in a cron line
+    refused({"run", "--max-runtime", "0x10"}, "--max-runtime");
+    refused({"run", "--idle-poll-max", ""}, "--idle-poll-max");
+    refused({"run", "--workers", "0x10"}, "--workers");
+    refused({"run", "--workers", "+5"}, "--workers");
+    refused({"run", "--max-rss", " 5"}, "--max-rss");
+    refused({"consume", "g", "--exec", "true", "--max-runtime", ""}, "--max-runtime");
+    refused({"consume", "g", "--exec", "true", "--batch", "0x10"}, "--batch");
+    refused({"group", "create", "g", "--lease", ""}, "--lease");
+    refused({"group", "create", "g", "--max-deliveries", "+3"}, "--max-deliveries");
+    refused({"dlq", "replay", "g", "--seq", "9223372036854775808"}, "--seq");
+}
+
+TEST_CASE("status columns fit 19-digit cursors and counts") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "big", "--url", "http://127.0.0.1:9/e", "--after-id", "9223372036854775807"});
+    run_tributary(db.url(), {"source", "add", "small", "--url", "http://127.0.0.1:9/e"});
+    db.exec("UPDATE tributary.cursors SET events_stored = 1234567890123456789");
+    db.exec("UPDATE tributary.gates SET backlog = 9223372036854775807");
+    const auto out = run_tributary(db.url(), {"status"}).out;
+    INFO(out);
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    REQUIRE(lines.size() == 3);
+    // Right-aligned numbers: each value ends where its heading ends, with two
+    // spaces before the next column.
+    const auto end_of = [](const std::string& line, const std::string& text) { return line.find(text) + text.size(); };
+    for (const auto& row : {lines[1], lines[2]}) {
+        CHECK(row.find("9223372036854775807  ") != std::string::npos);
+        CHECK(row.find("1234567890123456789  ") != std::string::npos);
+    }
+    const auto big = lines[1].find("big") == 0 ? lines[1] : lines[2];
+    const auto small = lines[1].find("small") == 0 ? lines[1] : lines[2];
+    CHECK(end_of(big, "9223372036854775807") == end_of(lines[0], "CURSOR"));
+    CHECK(end_of(small, "0  ") - 2 == end_of(lines[0], "CURSOR"));
+    CHECK(end_of(big, "1234567890123456789") == end_of(lines[0], "STORED"));
+}
+
+TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that never end") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "s", "--url", "http://127.0.0.1:9/events"});
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+
+    // Slow clients: a request head begun, then a byte now and then, never
+    // finished. Each used to hold one of the server's 8 threads.
+    std::vector<int> slow;
+    for (int i = 0; i < 250; ++i) slow.push_back(open_connection(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n"));
+    for (const int fd : slow) ::send(fd, "X", 1, MSG_NOSIGNAL);
+    const auto health = get(port, "/healthz");
+    CHECK(health.status == 200);
+    CHECK(health.body == "ok\n");
+    const auto metrics = get(port, "/metrics");
+    CHECK(metrics.status == 200);
+    CHECK(metrics.body.find("tributary_passes_total") != std::string::npos);
+
+    // A nudge without a body (`curl -X POST URL` sends no Content-Length) is
+    // answered at once: no body is waited for, none is needed.
+    const auto nudged = raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(nudged.rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(nudged.find("nudged s") != std::string::npos);
+    // With an empty body, or a small one it does not use, the same.
+    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(raw_exchange(port, "GET /sources/s/nudge HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405 ", 0) == 0);
+    const auto head = raw_exchange(port, "HEAD /healthz HTTP/1.1\r\n\r\n");
+    CHECK(head.rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(head.find("Content-Length: 3\r\n") != std::string::npos);
+    CHECK(head.substr(head.size() - 4) == "\r\n\r\n");  // no body
+    CHECK(raw_exchange(port, "POST /sources/nobody/nudge HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0) == 0);
+    CHECK(raw_exchange(port, "nonsense\r\n\r\n").rfind("HTTP/1.1 400 ", 0) == 0);
+
+    for (const int fd : slow) ::close(fd);
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+}
+
+TEST_CASE("a session that is not a loader holds a source's lock: status and the log and the metric and /healthz say so") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "held", "--url", "http://127.0.0.1:9/events"});
+    run_tributary(db.url(), {"source", "add", "free", "--url", "http://127.0.0.1:9/events"});
+    // A role with no privilege on the schema, calling itself "tributary":
+    // anyone can take an advisory lock, and set an application_name.
+    db.exec("DO $$ BEGIN CREATE ROLE tributary_stranger LOGIN; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
+    std::string url = db.url();
+    url.replace(url.find("://") + 3, url.find('@') - url.find("://") - 3, "tributary_stranger");
+    pqxx::connection stranger(url + (url.find('?') == std::string::npos ? "?" : "&") + "application_name=tributary");
+    pqxx::nontransaction tx(stranger);
+    // It cannot read our tables; the ids are small numbers, easily guessed.
+    tx.exec("SELECT pg_advisory_lock(1953655138, " + db.scalar("SELECT id FROM tributary.sources WHERE name = 'held'") +
+            ")");
+    const int pid = stranger.backendpid();
+
+    const auto status = status_by_name(db.url());
+    INFO(status.dump(2));
+    REQUIRE(status["held"]["locked_by"].is_object());
+    CHECK(status["held"]["locked_by"]["pid"] == pid);
+    CHECK(status["held"]["locked_by"]["user"] == "tributary_stranger");
+    CHECK(status["held"]["locked_by"]["application"] == "tributary");
+    CHECK(status["held"]["locked_by"]["since"].is_string());
+    CHECK(status["held"]["locked_by"]["reason"] == "its role cannot run a loader");
+    CHECK(status["free"]["locked_by"].is_null());
+    const auto table = run_tributary(db.url(), {"status"}).out;
+    CHECK_THAT(table, Catch::Contains("WARNING: held is locked by a session that is not a tributary loader") &&
+                          Catch::Contains("pid " + std::to_string(pid)) &&
+                          Catch::Contains("pg_terminate_backend(" + std::to_string(pid) + ")"));
+
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+    const auto warned = wait_for_log(loader, "source=held worker=w1 locked by a session that is not a tributary "
+                                             "loader \\(its role cannot run a loader\\): pid (\\d+), user "
+                                             "tributary_stranger, application 'tributary'");
+    CHECK(warned == std::to_string(pid));
+    const std::string gauge = "tributary_source_locked_by_stranger{source=\"held\"}";
+    double locked = -1;
+    for (int i = 0; i < 100 && locked != 1; ++i, std::this_thread::sleep_for(50ms)) locked = sample(get(port, "/metrics").body, gauge);
+    CHECK(locked == 1);
+    const auto health = get(port, "/healthz");
+    CHECK(health.status == 200);  // the process is fine: restarting it would not help
+    CHECK_THAT(health.body, Catch::StartsWith("ok\n") &&
+                                Catch::Contains("warning: source held locked by pid " + std::to_string(pid)));
+
+    // Unlocked: the next claim passes, and everything says so.
+    tx.exec("SELECT pg_advisory_unlock_all()");
+    for (int i = 0; i < 200 && locked != 0; ++i, std::this_thread::sleep_for(50ms)) locked = sample(get(port, "/metrics").body, gauge);
+    CHECK(locked == 0);
+    CHECK(get(port, "/healthz").body == "ok\n");
+    CHECK(status_by_name(db.url())["held"]["locked_by"].is_null());
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+}
+
+TEST_CASE("ids already stored behind the cursor: counted in tributary_store_conflicts_total and logged") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "dup.src-", "--backlog", "5"});
+    run_tributary(db.url(), {"source", "add", "dup.src-0", "--url", server.events_url("dup.src-0")});
+    const auto truth = server.truth("dup.src-0");
+    REQUIRE(truth.size() >= 2);
+    // A writer that bypassed the loaders stored the second event already.
+    db.exec("INSERT INTO tributary.events (source_id, event_id, payload) SELECT id, " + truth[1]["id"].dump() +
+            ", '{}' FROM tributary.sources");
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+    wait_for_log(loader, R"(source=dup\.src-0 worker=w1 store conflict \(duplicate_ids\))");
+    const std::string series = "tributary_store_conflicts_total{reason=\"duplicate_ids\",source=\"dup.src-0\"}";
+    double conflicts = -1;
+    for (int i = 0; i < 100 && conflicts < 1; ++i, std::this_thread::sleep_for(50ms))
+        conflicts = sample(get(port, "/metrics").body, series);
+    CHECK(conflicts >= 1);
+    CHECK(sample(get(port, "/metrics").body,
+                 "tributary_store_conflicts_total{reason=\"cursor_moved\",source=\"dup.src-0\"}") == 0);
+    CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");  // nothing stored
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
 }

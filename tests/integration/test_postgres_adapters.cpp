@@ -124,14 +124,14 @@ TEST_CASE("a compare-and-set conflict rolls back and stores nothing") {
     CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "100");
 }
 
-TEST_CASE("a unique violation (ids stored behind the cursor's back) is a conflict, nothing stored") {
+TEST_CASE("a unique violation (ids stored behind the cursor's back) is a duplicate, nothing stored") {
     TestDatabase db;
     const auto source = registered(db, "unique.guard");
     db.exec("INSERT INTO tributary.events (source_id, event_id, payload) VALUES (" + std::to_string(source.id) +
             ", 2, '{}')");
     postgres::PostgresSession session(db.url());
     postgres::PostgresSourceTurn store(session);
-    CHECK(append(db, store, source, 0, batch(1, 3)) == SourceTurn::Stored::conflict);
+    CHECK(append(db, store, source, 0, batch(1, 3)) == SourceTurn::Stored::duplicate);
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "1");
     CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
 }
@@ -522,7 +522,7 @@ TEST_CASE("a batch closes its slot and releases the lock in its own transaction,
     SECTION("another writer stored these ids first: nothing stored, the slot closed all the same") {
         db.exec("UPDATE tributary.cursors SET last_event_id = 0");  // as if a writer had lost its lock
         pass = claim(0);
-        CHECK(turn.append_and_close(source, pass, batch(1, size + 1), std::nullopt) == SourceTurn::Stored::conflict);
+        CHECK(turn.append_and_close(source, pass, batch(1, size + 1), std::nullopt) == SourceTurn::Stored::duplicate);
         CHECK(closed_under(pass.lease));
         CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
     }

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <csignal>
 #include <sstream>
 #include <thread>
@@ -11,6 +12,8 @@
 #include <httplib.h>
 #include <pqxx/pqxx>
 
+#include "core/stop_signal.h"
+#include "postgres/hint_channel.h"
 #include "support/consume_rig.h"
 #include "support/source_server.h"
 #include "support/test_database.h"
@@ -245,4 +248,87 @@ TEST_CASE("SIGTERM ends a blocked consumer and a following tail at once", "[push
         INFO("stopped in " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
         CHECK(took < 2500ms);  // woken by the stop, not by its timer (up to 5 s)
     }
+}
+
+TEST_CASE("a NOTIFY flood costs a listening worker one wake-up per 50 ms and not one per notification", "[push]") {
+    TestDatabase db;
+    tributary::StopSignal stop;
+    tributary::postgres::HintChannel hints(db.url(), {{"tributary_control"}, "", 50ms}, stop);
+    // A worker's loop: each wake-up is one read of the schedule.
+    std::atomic<std::uint64_t> reads{0};
+    std::thread worker([&] {
+        while (!stop.stop_requested()) {
+            hints.wait(5s);
+            ++reads;
+        }
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (hints.wakeups() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    REQUIRE(hints.wakeups() == 1);  // listening
+    std::this_thread::sleep_for(100ms);
+    const auto reads_before = reads.load();
+    const auto wakeups_before = hints.wakeups();
+
+    constexpr int kFlood = 20000;
+    const auto start = std::chrono::steady_clock::now();
+    {
+        // Distinct payloads: PostgreSQL folds identical ones within a transaction.
+        pqxx::connection stranger(db.url());
+        pqxx::nontransaction tx(stranger);
+        tx.exec("SELECT pg_notify('tributary_control', g::text) FROM generate_series(1, " + std::to_string(kFlood) +
+                ") g");
+    }
+    while (hints.received() < kFlood && std::chrono::steady_clock::now() < deadline + 40s)
+        std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(100ms);  // the burst's last wake-up, owed at the end of its window
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    stop.request_stop();
+    worker.join();
+
+    REQUIRE(hints.received() == kFlood);
+    const auto windows = static_cast<std::uint64_t>(elapsed / 50ms) + 1;
+    const auto woken = hints.wakeups() - wakeups_before;
+    const auto read = reads.load() - reads_before - 1;  // the stop's wake-up is not the flood's
+    INFO(kFlood << " notifications in " << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
+                << " ms: " << woken << " wake-ups, " << read << " schedule reads");
+    CHECK(woken >= 1);
+    CHECK(woken <= windows);
+    CHECK(read <= woken + static_cast<std::uint64_t>(elapsed / 5s));  // plus the wait's own timer
+}
+
+TEST_CASE("a NOTIFY flood costs a running loader one schedule read per 50 ms", "[push]") {
+    TestDatabase db;
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "2", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+    // Schedule reads: one per pass.
+    const auto passes = [&] {
+        httplib::Client client("127.0.0.1", port);
+        const auto res = client.Get("/metrics");
+        REQUIRE(res);
+        const std::string series = "\ntributary_passes_total ";
+        const auto at = res->body.find(series);
+        REQUIRE(at != std::string::npos);
+        return std::stod(res->body.substr(at + series.size()));
+    };
+    std::this_thread::sleep_for(500ms);  // started, asleep: there are no sources
+    const double before = passes();
+    const auto start = std::chrono::steady_clock::now();
+    {
+        pqxx::connection stranger(db.url());
+        pqxx::nontransaction tx(stranger);
+        tx.exec("SELECT pg_notify('tributary_control', g::text) FROM generate_series(1, 20000) g");
+    }
+    std::this_thread::sleep_for(500ms);
+    const double after = passes();
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+    // Two workers, each woken at most once per 100 ms window: one read per
+    // 50 ms for the process, plus the first wake-up and each worker's own
+    // timer (5 s).
+    const double bound = static_cast<double>(elapsed / 50ms) + 2 + 2.0 * (static_cast<double>(elapsed / 5s) + 1);
+    INFO("20000 notifications: " << after - before << " schedule reads in "
+                                 << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms");
+    CHECK(after - before >= 1);
+    CHECK(after - before <= bound);
 }

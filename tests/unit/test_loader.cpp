@@ -392,3 +392,72 @@ TEST_CASE("workers of a process ask their own due sources, and take others' only
     CHECK(idle.sources == 1);
     CHECK(rig.db.cursors[2] == 10);
 }
+
+namespace {
+
+/// A source whose lock a stranger holds: every claim says locked.
+class StrangerLockedTurn : public FakeSourceTurn {
+public:
+    using FakeSourceTurn::FakeSourceTurn;
+    Claim claim(const Source& source) override {
+        if (!locked) return FakeSourceTurn::claim(source);
+        ++claims;
+        Claim locked_claim;
+        locked_claim.decision = Decision::locked;
+        return locked_claim;
+    }
+    std::optional<LockHolder> stranger_holding(const Source&) override {
+        ++asked;
+        if (!locked) return std::nullopt;
+        return LockHolder{4242, "eve", "psql", "2026-01-01T00:00:00Z", "its role cannot run a loader"};
+    }
+    bool locked = true;
+    int asked = 0;
+};
+
+struct StrangerLog : LoaderObserver {
+    void lock_stranger(const Source&, const std::optional<LockHolder>& holder) override {
+        reports.push_back(holder ? holder->pid : 0);
+    }
+    std::vector<int> reports;  ///< the holder's pid, 0 for "no longer"
+};
+
+}  // namespace
+
+TEST_CASE("a source locked on every claim is looked into after a second, then once a minute") {
+    FakeClock clock;
+    FakeLoaderDatabase db;
+    StrangerLockedTurn turn{db, clock};
+    FakeEventFetcher fetcher;
+    FakeSourceCatalog catalog{db, clock};
+    catalog.add(1, "held");
+    StopSignal stop;
+    StrangerLog log;
+    LoaderOptions options;
+    options.worker = "w1";
+    Loader loader({catalog, turn, fetcher, clock}, options, stop, log);
+    const Source& source = catalog.sources.front();
+
+    // Locked for less than a second: someone's turn, not worth a query.
+    for (int i = 0; i < 9; ++i, clock.advance(100ms)) CHECK(loader.load_source(source).outcome == SourceOutcome::locked);
+    CHECK(turn.asked == 0);
+    clock.advance(100ms);
+    loader.load_source(source);
+    CHECK(turn.asked == 1);
+    CHECK(log.reports == std::vector<int>{4242});
+    // Many claims later, within the minute: no more queries, no more reports.
+    for (int i = 0; i < 500; ++i, clock.advance(100ms)) loader.load_source(source);
+    CHECK(turn.asked == 1);
+    clock.advance(10s);
+    loader.load_source(source);
+    CHECK(turn.asked == 2);
+    CHECK(log.reports == std::vector<int>{4242, 4242});
+    // Unlocked: the next claim passes, the report is withdrawn once.
+    turn.locked = false;
+    fetcher.produce(1, 1, 3);
+    CHECK(loader.load_source(source).outcome == SourceOutcome::stored);
+    CHECK(log.reports == std::vector<int>{4242, 4242, 0});
+    clock.advance(1s);
+    loader.load_source(source);
+    CHECK(log.reports.size() == 3);
+}
