@@ -1,4 +1,5 @@
 #include <atomic>
+#include <limits>
 #include <optional>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "core/system_clock.h"
 #include "duration.h"
 #include "exit_codes.h"
+#include "http/body_budget.h"
 #include "http/curl_event_fetcher.h"
 #include "metrics/loader_metrics.h"
 #include "metrics/metrics_server.h"
@@ -44,6 +46,8 @@ struct RunOptions {
     bool poll_only = false;
     std::string idle_poll_max = "60s";
     std::chrono::milliseconds idle_poll_cap{60000};  ///< idle_poll_max, parsed
+    /// Bytes of response bodies all workers may hold at once (BodyBudget).
+    std::size_t max_body_bytes_in_flight = std::size_t{256} << 20;
 };
 
 /// A loop that has done nothing at all for this long is stuck (the longest
@@ -57,6 +61,7 @@ struct Shared {
     RunObserver& observer;
     metrics::LoaderMetrics* metrics;
     postgres::HintChannel* hints;  ///< null with --poll-only
+    BodyBudget& body_budget;
 };
 
 /// POST /sources/NAME/nudge: one session for the HTTP server's threads.
@@ -98,7 +103,7 @@ bool run_worker(int index, const Shared& shared) {
             });
         postgres::PostgresSourceRegistry catalog(session);
         postgres::PostgresSourceTurn turn(session);
-        CurlEventFetcher fetcher(FetchLimits{}, shared.stop);
+        CurlEventFetcher fetcher(FetchLimits{}, shared.stop, &shared.body_budget);
         SystemClock clock(shared.stop, shared.hints);
         LoaderOptions loader_options;
         loader_options.worker = name;
@@ -212,8 +217,9 @@ int run(const GlobalOptions& global, RunOptions& options) {
                  max_runtime.count() ? ", max runtime " + options.max_runtime : "",
                  options.until_idle ? ", until idle" : "");
 
-    const Shared shared{db, options, stop, observer, loader_metrics ? &*loader_metrics : nullptr,
-                        hints ? &*hints : nullptr};
+    BodyBudget body_budget(options.max_body_bytes_in_flight);
+    const Shared shared{db,      options, stop, observer, loader_metrics ? &*loader_metrics : nullptr,
+                        hints ? &*hints : nullptr, body_budget};
     std::atomic<int> failed{0};
     std::vector<std::thread> workers;
     for (int i = 0; i < options.workers; ++i)
@@ -251,6 +257,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
     cmd->add_option("--idle-poll-max", options->idle_poll_max,
                     "longest pause before asking again a source that keeps answering with nothing")
         ->capture_default_str();
+    cmd->add_option("--max-body-bytes-in-flight", options->max_body_bytes_in_flight,
+                    "bytes of response bodies all workers may hold at once; a worker that cannot get its share "
+                    "waits, or its fetch fails as transient (at least one largest body, 67108864)")
+        ->capture_default_str()
+        ->check(CLI::Range(FetchLimits{}.max_body_bytes, std::numeric_limits<std::size_t>::max()));
     cmd->callback([&global, &action, options] {
         action = [&global, options] { return run(global, *options); };
     });
