@@ -423,18 +423,24 @@ TEST_CASE("payloads round-trip byte for byte through COPY: escapes, non-ASCII, b
         R"({"big": 12345678901234567890123, "exact": 0.1000000000000000055511151231257827})",
         R"(["\u00e9", "\\N", "\\.", null, true, -0, 1E2])",
         "\"just a string with \\\\ and \\u0001\"",
+        // Whitespace COPY's text format must escape, outside strings.
+        "{\n\t\"a\":\r\n [1,\t2]\n}",
+        "\"\\\\\\\\\\\\\"",
     };
+    // More events than one statement takes, so that they go by COPY.
+    std::vector<std::string> sent;
+    for (std::size_t i = 0; i < 60; ++i) sent.push_back(payloads[i % payloads.size()]);
     EventBatch events;
-    for (std::size_t i = 0; i < payloads.size(); ++i) events.push_back({static_cast<std::int64_t>(i + 1), payloads[i]});
+    for (std::size_t i = 0; i < sent.size(); ++i) events.push_back({static_cast<std::int64_t>(i + 1), sent[i]});
     REQUIRE(append(db, store, source, 0, events) == SourceTurn::Stored::appended);
     pqxx::connection c(db.url());
     pqxx::nontransaction tx(c);
-    for (std::size_t i = 0; i < payloads.size(); ++i) {
+    for (std::size_t i = 0; i < sent.size(); ++i) {
         // jsonb normalises whitespace and key order, so compare as jsonb.
         const auto same = tx.exec_params1("SELECT payload = $1::jsonb FROM tributary.events WHERE event_id = $2",
-                                          payloads[i], static_cast<std::int64_t>(i + 1))[0]
+                                          sent[i], static_cast<std::int64_t>(i + 1))[0]
                               .as<bool>();
-        INFO(payloads[i]);
+        INFO(sent[i]);
         CHECK(same);
     }
     CHECK(db.scalar("SELECT payload->>'big' FROM tributary.events WHERE event_id = 2") == "12345678901234567890123");
