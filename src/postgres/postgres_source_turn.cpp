@@ -131,18 +131,28 @@ std::string id_array(const EventBatch& batch) {
     return out + '}';
 }
 
-/// The payloads as one JSON array: each source text as it came.
-std::string payload_array(const EventBatch& batch) {
+/// The payloads as one JSON array: each source text as it came. With
+/// `give_away`, each payload is released once copied, so that the batch is
+/// not held twice.
+std::string payload_array(EventBatch& batch, bool give_away) {
     std::size_t size = 2;
     for (const auto& event : batch) size += event.payload.size() + 1;
     std::string out;
     out.reserve(size);
     out += '[';
-    for (const auto& event : batch) {
+    for (auto& event : batch) {
         if (out.size() > 1) out += ',';
         out += event.payload;
+        if (give_away) std::string().swap(event.payload);
     }
-    return out + ']';
+    out += ']';
+    return out;
+}
+
+std::size_t payload_bytes(const EventBatch& batch) {
+    std::size_t bytes = 0;
+    for (const auto& event : batch) bytes += event.payload.size();
+    return bytes;
 }
 
 /// Whether 8 bytes hold one that COPY's text format must escape in a
@@ -334,13 +344,17 @@ SourceTurn::Stored PostgresSourceTurn::append_and_close(const Source& source, co
     const std::int64_t expected = claim.cursor.id();
     const bool large = std::any_of(batch.begin(), batch.end(),
                                    [](const Event& event) { return event.payload.size() >= kLargePayload; });
+    const bool one_statement = !large && batch.size() <= kLargestStatementBatch;
+    // A large batch gives its payloads away: it is tried once (a conflict or
+    // an error then closes the turn as usual, and the next turn fetches it
+    // again). So does a one-statement batch of 1 MiB or more in all: its
+    // payloads become the statement's JSON array, moved into libpq's hands.
+    const bool give_away = large || (one_statement && payload_bytes(batch) >= kLargePayload);
     for (int attempt = 1;; ++attempt) {
         try {
-            // A large batch gives its payloads away: it is tried once (a
-            // conflict or an error then closes the turn as usual, and the
-            // next turn fetches it again).
-            const auto stored =
-                large ? append_large(source, expected, batch, close) : append_once(source, expected, batch, close);
+            const auto stored = large           ? append_large(source, expected, batch, close)
+                                : one_statement ? append_in_one_statement(source, expected, batch, close, give_away)
+                                                : append_by_copy(source, expected, batch, close);
             if (large) session_.recycle();
             forget_lock(source.id);
             return stored;
@@ -359,10 +373,10 @@ SourceTurn::Stored PostgresSourceTurn::append_and_close(const Source& source, co
             throw;
         } catch (const pqxx::transaction_rollback&) {
             // 40001, 40P01 (libpqxx 6.4 does not derive these from sql_error).
-            if (large || attempt == kAttempts) throw;
+            if (give_away || attempt == kAttempts) throw;
             pause_before_retry(attempt);
         } catch (const pqxx::sql_error& e) {
-            if (large || !is_retryable(e) || attempt == kAttempts) throw;
+            if (give_away || !is_retryable(e) || attempt == kAttempts) throw;
             pause_before_retry(attempt);
         }
     }
@@ -373,24 +387,21 @@ void PostgresSourceTurn::close_after_batch(const BatchClose& close) {
     forget_lock(close.source_id);
 }
 
-SourceTurn::Stored PostgresSourceTurn::append_once(const Source& source, std::int64_t expected,
-                                                   const EventBatch& batch, const BatchClose& close) {
-    return batch.size() <= kLargestStatementBatch ? append_in_one_statement(source, expected, batch, close)
-                                                  : append_by_copy(source, expected, batch, close);
-}
-
 SourceTurn::Stored PostgresSourceTurn::append_in_one_statement(const Source& source, std::int64_t expected,
-                                                               const EventBatch& batch, const BatchClose& close) {
+                                                               EventBatch& batch, const BatchClose& close,
+                                                               bool give_away) {
     const auto ids = id_array(batch);
-    const auto payloads = payload_array(batch);
+    auto payloads = payload_array(batch, give_away);
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         // The statement is the transaction: dying before it stores nothing,
         // dying while it is on the wire leaves its outcome unknown.
         fault_point("mid_insert");
         fault_point("during_commit");
-        const bool appended = tx.exec_prepared1(kAppend, source.id, expected, ids, payloads, close.lock, close.lease,
-                                                close.interval_ms, close.backlog.get())[0]
+        // Moved, the array is not copied again into the statement's
+        // parameters; libpq's send buffer is then its only other copy.
+        const bool appended = tx.exec_prepared1(kAppend, source.id, expected, ids, std::move(payloads), close.lock,
+                                                close.lease, close.interval_ms, close.backlog.get())[0]
                                   .as<bool>();
         return appended ? Stored::appended : Stored::conflict;
     });

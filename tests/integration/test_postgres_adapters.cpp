@@ -571,3 +571,20 @@ TEST_CASE("a batch with a large event is stored row by row, and its session recy
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "5");
     CHECK(locks_on(db, source.id) == "0");
 }
+
+TEST_CASE("a one-statement batch of 1 MiB or more in all is stored whole from its JSON array") {
+    TestDatabase db;
+    const auto source = registered(db, "store.heavy");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceTurn turn(session);
+    // Each event under the row-by-row size, together over it: the payloads
+    // go into the statement's array and are released on the way.
+    auto events = batch(1, 3);
+    for (auto& event : events) event.payload = "{\"part\": \"" + std::string(400 << 10, 'z') + "\"}";
+    REQUIRE(append(db, turn, source, 0, events) == SourceTurn::Stored::appended);
+    const auto length = std::to_string((400 << 10) + 12);
+    CHECK(db.scalar("SELECT string_agg(event_id || ':' || length(payload::text), ',' ORDER BY seq)"
+                    " FROM tributary.events") == "1:" + length + ",2:" + length + ",3:" + length);
+    CHECK(db.scalar("SELECT last_event_id || ',' || events_stored FROM tributary.cursors") == "3,3");
+    CHECK(locks_on(db, source.id) == "0");
+}
