@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <memory>
 #include <mutex>
@@ -15,6 +17,7 @@
 #include "duration.h"
 #include "exit_codes.h"
 #include "flag_checks.h"
+#include "http/body_budget.h"
 #include "http/curl_event_fetcher.h"
 #include "metrics/loader_metrics.h"
 #include "metrics/metrics_server.h"
@@ -46,6 +49,8 @@ struct RunOptions {
     bool poll_only = false;
     std::string idle_poll_max = "60s";
     std::chrono::milliseconds idle_poll_cap{60000};  ///< idle_poll_max, parsed
+    /// Bytes of response bodies all workers may hold at once (BodyBudget).
+    std::size_t max_body_bytes_in_flight = std::size_t{256} << 20;
 };
 
 /// A loop that has done nothing at all for this long is stuck (the longest
@@ -59,6 +64,7 @@ struct Shared {
     RunObserver& observer;
     metrics::LoaderMetrics* metrics;
     postgres::HintChannel* hints;  ///< null with --poll-only
+    BodyBudget& body_budget;
 };
 
 /// Loaders listen for source changes and nudges, and hint consumers after
@@ -112,7 +118,7 @@ bool run_worker(int index, const Shared& shared) {
             });
         postgres::PostgresSourceRegistry catalog(session);
         postgres::PostgresSourceTurn turn(session);
-        CurlEventFetcher fetcher(FetchLimits{}, shared.stop);
+        CurlEventFetcher fetcher(FetchLimits{}, shared.stop, &shared.body_budget);
         SystemClock clock(shared.stop, shared.hints);
         LoaderOptions loader_options;
         loader_options.worker = name;
@@ -226,8 +232,9 @@ int run(const GlobalOptions& global, RunOptions& options) {
                  max_runtime.count() ? ", max runtime " + options.max_runtime : "",
                  options.until_idle ? ", until idle" : "");
 
-    const Shared shared{db, options, stop, observer, loader_metrics ? &*loader_metrics : nullptr,
-                        hints ? &*hints : nullptr};
+    BodyBudget body_budget(options.max_body_bytes_in_flight);
+    const Shared shared{db,      options, stop, observer, loader_metrics ? &*loader_metrics : nullptr,
+                        hints ? &*hints : nullptr, body_budget};
     std::atomic<int> failed{0};
     std::vector<std::thread> workers;
     for (int i = 0; i < options.workers; ++i)
@@ -267,6 +274,12 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
                     "longest pause before asking again a source that keeps answering with nothing")
         ->capture_default_str()
         ->check(duration_value());
+    cmd->add_option("--max-body-bytes-in-flight", options->max_body_bytes_in_flight,
+                    "bytes of response bodies all workers may hold at once; a worker that cannot get its share "
+                    "waits, or its fetch fails as transient (at least one largest body, 67108864)")
+        ->capture_default_str()
+        ->check(decimal_in(static_cast<std::int64_t>(FetchLimits{}.max_body_bytes),
+                           std::numeric_limits<std::int64_t>::max()));
     cmd->callback([&global, &action, options] {
         action = [&global, options] { return run(global, *options); };
     });

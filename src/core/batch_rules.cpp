@@ -4,15 +4,20 @@
 
 namespace tributary {
 
+std::optional<std::string> id_violation(std::size_t index, std::int64_t id, std::int64_t previous,
+                                        std::int64_t after_id) {
+    if (id <= after_id)
+        return fmt::format("event #{} has id {}, not greater than the cursor {} (after_id)", index, id, after_id);
+    if (id <= previous)
+        return fmt::format("ids not strictly increasing: event #{} has id {} after id {}", index, id, previous);
+    return std::nullopt;
+}
+
 std::optional<std::string> batch_violation(const EventBatch& batch, std::int64_t after_id) {
     std::int64_t previous = after_id;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-        const std::int64_t id = batch[i].id;
-        if (id <= after_id)
-            return fmt::format("event #{} has id {}, not greater than the cursor {} (after_id)", i, id, after_id);
-        if (id <= previous)
-            return fmt::format("ids not strictly increasing: event #{} has id {} after id {}", i, id, previous);
-        previous = id;
+        if (auto why = id_violation(i, batch[i].id, previous, after_id)) return why;
+        previous = batch[i].id;
     }
     return std::nullopt;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,5 +13,11 @@ namespace tributary {
 /// strictly increasing and all greater than `after_id`. Returns the reason the
 /// batch breaks them (naming the offending id), or nothing when it is good.
 std::optional<std::string> batch_violation(const EventBatch& batch, std::int64_t after_id);
+
+/// The same rule for one event, for a reader that sees ids one at a time:
+/// event #`index` has `id`, after `previous` (the id before it, or `after_id`
+/// for the first).
+std::optional<std::string> id_violation(std::size_t index, std::int64_t id, std::int64_t previous,
+                                        std::int64_t after_id);
 
 }  // namespace tributary

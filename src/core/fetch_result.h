@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -31,10 +32,14 @@ struct FetchResult {
     /// Events the source still holds after this batch, when it says so
     /// ("remaining", or "head_id" in the response).
     std::optional<std::int64_t> backlog;
+    /// Whatever the fetcher holds on behalf of this batch's payloads (a share
+    /// of a memory budget), released when the result is dropped: keep the
+    /// result alive until the batch is stored. Empty when nothing is held.
+    std::shared_ptr<const void> memory_hold;
 
-    static FetchResult batch(EventBatch events) { return {Status::ok, std::move(events), {}, {}, Cause::none, {}}; }
+    static FetchResult batch(EventBatch events) { return {Status::ok, std::move(events), {}, {}, Cause::none, {}, {}}; }
     static FetchResult failure(Status s, std::string why, std::chrono::milliseconds retry_after = {}) {
-        return {s, {}, std::move(why), retry_after, Cause::none, {}};
+        return {s, {}, std::move(why), retry_after, Cause::none, {}, {}};
     }
     FetchResult&& because(Cause c) && {
         cause = c;

@@ -16,6 +16,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "batch_parser.h"
+#include "body_budget.h"
 
 namespace tributary {
 namespace {
@@ -24,6 +25,7 @@ using Status = FetchResult::Status;
 using Cause = FetchResult::Cause;
 constexpr long max_retry_after_s = 24 * 60 * 60;
 constexpr std::size_t max_shown_content_type = 100;
+constexpr long kDefaultTimeoutMs = 10000;  ///< for a source without its own timeout
 
 // libcurl wants one global init before any handle exists; call_once makes
 // that safe when workers start fetchers concurrently. There is deliberately no
@@ -41,14 +43,41 @@ struct SlistFree {
 };
 using HeaderList = std::unique_ptr<curl_slist, SlistFree>;
 
+/// The first buffer for a body of unknown length; it then doubles, up to
+/// the limit.
+constexpr std::size_t kFirstBodyBuffer = 64 * 1024;
+
 // What one request accumulates; the callbacks reach it through their user pointer.
 struct Transfer {
+    explicit Transfer(BodyBudget* budget) : allowance(budget) {}
+
+    CURL* easy = nullptr;
     std::string body;
     std::size_t max_body = 0;
     bool too_large = false;
+    bool over_budget = false;
+    BodyAllowance allowance;  ///< the body's capacity, from the process's budget
+    std::chrono::steady_clock::time_point deadline;  ///< the request's own timeout
     const StopSignal* stop = nullptr;
     char error[CURL_ERROR_SIZE] = {};
 };
+
+// The capacity the body needs to take `needed` bytes: the declared
+// Content-Length at once when it is sane (no copy as the body grows), else
+// doubling, never past the limit (a doubling past it would allocate twice
+// the largest body a source may send).
+std::size_t body_capacity(const Transfer& transfer, std::size_t needed) {
+    std::size_t capacity = transfer.body.capacity() * 2;
+    if (transfer.body.empty()) {
+        curl_off_t declared = -1;
+        curl_easy_getinfo(transfer.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared);
+        // Compressed bodies declare their compressed size: a floor, not the size.
+        capacity = declared > 0 && static_cast<std::size_t>(declared) <= transfer.max_body
+                       ? static_cast<std::size_t>(declared)
+                       : kFirstBodyBuffer;
+    }
+    return std::min(std::max(capacity, needed), transfer.max_body);
+}
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
     auto& transfer = *static_cast<Transfer*>(user);
@@ -56,6 +85,14 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     if (n > transfer.max_body - transfer.body.size()) {
         transfer.too_large = true;
         return 0;  // anything but n aborts the transfer (CURLE_WRITE_ERROR)
+    }
+    if (transfer.body.size() + n > transfer.body.capacity()) {
+        const std::size_t capacity = body_capacity(transfer, transfer.body.size() + n);
+        if (!transfer.allowance.grow_to(capacity, transfer.deadline, *transfer.stop)) {
+            transfer.over_budget = true;
+            return 0;
+        }
+        transfer.body.reserve(capacity);
     }
     transfer.body.append(data, n);
     return n;
@@ -117,7 +154,7 @@ CURLcode set_options(CURL* easy, const std::string& url, const Endpoint& endpoin
     auto keep_first = [&rc](CURLcode r) {
         if (rc == CURLE_OK) rc = r;
     };
-    const long timeout_ms = endpoint.timeout.count() > 0 ? static_cast<long>(endpoint.timeout.count()) : 10000L;
+    const long timeout_ms = endpoint.timeout.count() > 0 ? static_cast<long>(endpoint.timeout.count()) : kDefaultTimeoutMs;
     const auto max_file =
         static_cast<curl_off_t>(std::min<std::size_t>(limits.max_body_bytes, std::numeric_limits<curl_off_t>::max()));
 
@@ -245,9 +282,15 @@ FetchResult content_type_failure(const char* content_type, const std::string& ur
 }
 
 FetchResult transport_failure(CURLcode rc, const Transfer& transfer, const FetchLimits& limits,
-                              const std::string& url) {
-    if (rc == CURLE_ABORTED_BY_CALLBACK && transfer.stop->stop_requested())
+                              const BodyBudget* budget, const std::string& url) {
+    if ((rc == CURLE_ABORTED_BY_CALLBACK || transfer.over_budget) && transfer.stop->stop_requested())
         return FetchResult::failure(Status::stopped, fmt::format("stopping: request to {} abandoned", url));
+    if (transfer.over_budget && budget != nullptr)
+        return FetchResult::failure(
+            Status::transient,
+            fmt::format("response body from {} abandoned at {} bytes: the process's memory budget for bodies in "
+                        "flight (--max-body-bytes-in-flight {}) is taken by other workers' responses",
+                        url, transfer.body.size(), budget->total()));
     if (transfer.too_large || rc == CURLE_FILESIZE_EXCEEDED)
         return FetchResult::failure(Status::transient,
                                     fmt::format("response larger than {} bytes from {}", limits.max_body_bytes, url));
@@ -262,7 +305,8 @@ FetchResult transport_failure(CURLcode rc, const Transfer& transfer, const Fetch
 
 void CurlEventFetcher::EasyCleanup::operator()(void* easy) const noexcept { curl_easy_cleanup(easy); }
 
-CurlEventFetcher::CurlEventFetcher(FetchLimits limits, const StopSignal& stop) : limits_(limits), stop_(stop) {
+CurlEventFetcher::CurlEventFetcher(FetchLimits limits, const StopSignal& stop, BodyBudget* budget)
+    : limits_(limits), stop_(stop), budget_(budget) {
     init_curl_once();
     easy_.reset(curl_easy_init());
     if (!easy_) throw std::runtime_error("libcurl could not create a handle");
@@ -281,9 +325,13 @@ FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id,
     // Reset clears the previous source's options but keeps the handle's
     // connection and DNS caches, which is why the handle is reused.
     curl_easy_reset(easy);
-    Transfer transfer;
+    Transfer transfer(budget_);
+    transfer.easy = easy;
     transfer.max_body = limits_.max_body_bytes;
     transfer.stop = &stop_;
+    transfer.deadline = std::chrono::steady_clock::now() + (source.endpoint.timeout.count() > 0
+                                                                ? source.endpoint.timeout
+                                                                : std::chrono::milliseconds(kDefaultTimeoutMs));
     const std::string full_url = request_url(source.endpoint.url, after_id, limit);
     if (const CURLcode rc = set_options(easy, full_url, source.endpoint, headers.get(), limits_, transfer);
         rc != CURLE_OK)
@@ -292,7 +340,7 @@ FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id,
             .because(Cause::network);
 
     if (const CURLcode rc = curl_easy_perform(easy); rc != CURLE_OK)
-        return transport_failure(rc, transfer, limits_, url).because(Cause::network);
+        return transport_failure(rc, transfer, limits_, budget_, url).because(Cause::network);
 
     long code = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
@@ -300,7 +348,13 @@ FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id,
     const char* content_type = nullptr;
     curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &content_type);
     if (!is_json(content_type)) return content_type_failure(content_type, url).because(Cause::invalid_batch);
-    return parse_batch(transfer.body, after_id, limit, limits_);
+    FetchResult result = parse_owned_batch(std::move(transfer.body), after_id, limit, limits_);
+    // The body is gone; what the batch keeps stays counted until it is stored.
+    std::size_t kept = 0;
+    for (const auto& event : result.events) kept += event.payload.capacity();
+    transfer.allowance.shrink_to(kept);
+    if (kept > 0) result.memory_hold = std::make_shared<BodyAllowance>(std::move(transfer.allowance));
+    return result;
 }
 
 }  // namespace tributary

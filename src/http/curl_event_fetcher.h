@@ -9,13 +9,17 @@
 
 namespace tributary {
 
+class BodyBudget;
+
 /// The EventFetcher for `http` sources (DESIGN §3), on libcurl.
 ///
 /// GETs `<url>?after_id=N&limit=M` (appended to any query the URL has) and
 /// classifies the outcome: transport errors, timeouts, 408, 5xx, a body over
 /// `max_body_bytes`, a wrong content type or a malformed body -> transient;
 /// 429/503 with Retry-After -> throttled (retry_after clamped to [0, 24 h]);
-/// redirects (never followed) and other 4xx -> failing; 200 -> parse_batch().
+/// redirects (never followed) and other 4xx -> failing; 200 ->
+/// parse_owned_batch(). A body that cannot get its share of the process's
+/// BodyBudget -> transient.
 /// A stop requested on `stop` abandons the transfer in progress -> stopped.
 /// Error messages name the URL without its query or user info, and never a
 /// header value: both may carry credentials.
@@ -25,8 +29,11 @@ namespace tributary {
 class CurlEventFetcher : public EventFetcher {
 public:
     /// Throws std::runtime_error when libcurl cannot be initialised. `stop`
-    /// must outlive the fetcher.
-    CurlEventFetcher(FetchLimits limits, const StopSignal& stop);
+    /// and `budget` must outlive the fetcher. With a budget, a body's
+    /// capacity is taken from it as the body arrives (waiting for it when
+    /// this fetcher holds none, else failing the fetch as transient), and
+    /// what the batch keeps is held until the FetchResult is dropped.
+    CurlEventFetcher(FetchLimits limits, const StopSignal& stop, BodyBudget* budget = nullptr);
 
     CurlEventFetcher(const CurlEventFetcher&) = delete;
     CurlEventFetcher& operator=(const CurlEventFetcher&) = delete;
@@ -42,6 +49,7 @@ private:
 
     FetchLimits limits_;
     const StopSignal& stop_;
+    BodyBudget* budget_;
     std::unique_ptr<void, EasyCleanup> easy_;
 };
 

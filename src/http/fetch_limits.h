@@ -13,7 +13,8 @@ struct FetchLimits {
     std::size_t max_body_bytes = 64u * 1024u * 1024u;
     /// Deepest nesting of arrays/objects in the whole document, envelope
     /// included (`{"events":[{"payload":...}]}` uses 3 levels before the
-    /// payload's own). Checked on the raw text before any parsing.
+    /// payload's own). The reader stops at the first container past it,
+    /// without recursion, so a hostile depth costs nothing.
     int max_depth = 64;
     /// Time allowed to establish the TCP (and TLS) connection.
     std::chrono::milliseconds connect_timeout{5000};

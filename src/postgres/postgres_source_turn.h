@@ -25,7 +25,9 @@ namespace tributary::postgres {
 /// Memory: a batch holding an event of 1 MiB or more goes row by row, each
 /// payload moved into its own INSERT, so that besides the batch only libpq's
 /// send buffer holds it; and the session is then recycled, because libpq's
-/// buffers only ever grow.
+/// buffers only ever grow. A one-statement batch of 1 MiB or more in all
+/// gives its payloads up as they go into the statement's JSON array. Both
+/// are tried once: a retry would need the payloads again.
 class PostgresSourceTurn : public SourceTurn {
 public:
     explicit PostgresSourceTurn(PostgresSession& session);
@@ -40,10 +42,11 @@ private:
     /// The arguments of the success close that travels with a batch.
     struct BatchClose;
 
-    Stored append_once(const Source& source, std::int64_t expected, const EventBatch& batch, const BatchClose& close);
     Stored append_large(const Source& source, std::int64_t expected, EventBatch& batch, const BatchClose& close);
-    Stored append_in_one_statement(const Source& source, std::int64_t expected, const EventBatch& batch,
-                                   const BatchClose& close);
+    /// With `give_away`, the payloads are released as they go into the
+    /// statement's JSON array.
+    Stored append_in_one_statement(const Source& source, std::int64_t expected, EventBatch& batch,
+                                   const BatchClose& close, bool give_away);
     Stored append_by_copy(const Source& source, std::int64_t expected, const EventBatch& batch,
                           const BatchClose& close);
     /// A batch's slot, closed on its own after COPY lost to a unique key.

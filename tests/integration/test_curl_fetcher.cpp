@@ -17,6 +17,7 @@
 #include <httplib.h>
 
 #include "core/stop_signal.h"
+#include "http/body_budget.h"
 #include "http/curl_event_fetcher.h"
 
 using namespace std::chrono_literals;
@@ -401,6 +402,49 @@ TEST_CASE("CurlEventFetcher cuts off a body over max_body_bytes", "[curl_fetcher
     limits.max_body_bytes = big.size();
     CurlEventFetcher roomy(limits, stop);
     CHECK(roomy.fetch(source_at(server.url("/big")), 0, 1000).events.size() == 200);
+}
+
+TEST_CASE("CurlEventFetcher takes bodies from the process's budget and holds what a batch keeps", "[curl_fetcher]") {
+    TestServer server;
+    std::string body = R"({"events":[)";
+    for (int i = 1; i <= 100; ++i)
+        body += (i > 1 ? "," : "") + std::string(R"({"id":)") + std::to_string(i) + R"(,"payload":"0123456789"})";
+    body += "]}";
+    server.http().Get("/events", [&](const httplib::Request&, httplib::Response& res) { reply(res, 200, body); });
+    server.start();
+    StopSignal stop;
+    FetchLimits limits;
+    limits.max_body_bytes = 1 << 20;
+    tributary::BodyBudget budget(limits.max_body_bytes);
+    CurlEventFetcher fetcher(limits, stop, &budget);
+
+    {
+        const FetchResult r = fetcher.fetch(source_at(server.url("/events")), 0, 1000);
+        REQUIRE(r.status == Status::ok);
+        CHECK(r.events.size() == 100);
+        // The payloads stay counted until the batch is dropped; the body is given back.
+        REQUIRE(r.memory_hold);
+        CHECK_FALSE(budget.try_take(budget.total()));
+        CHECK(budget.try_take(budget.total() - 100 * 16));
+        budget.give_back(budget.total() - 100 * 16);
+    }
+    CHECK(budget.try_take(budget.total()));
+
+    // Others hold the whole budget: the fetch waits for its share, within
+    // the source's timeout, then fails as transient and says why.
+    const FetchResult starved = fetcher.fetch(source_at(server.url("/events"), 300ms), 0, 1000);
+    CHECK(starved.status == Status::transient);
+    CHECK_THAT(starved.error, Catch::Contains("--max-body-bytes-in-flight 1048576"));
+
+    // Given back meanwhile, the waiting fetch goes on.
+    std::thread giver([&] {
+        std::this_thread::sleep_for(100ms);
+        budget.give_back(budget.total());
+    });
+    const FetchResult waited = fetcher.fetch(source_at(server.url("/events")), 0, 1000);
+    giver.join();
+    CHECK(waited.status == Status::ok);
+    CHECK(waited.events.size() == 100);
 }
 
 TEST_CASE("CurlEventFetcher gives up on a slow body after the source's timeout", "[curl_fetcher]") {

@@ -423,18 +423,24 @@ TEST_CASE("payloads round-trip byte for byte through COPY: escapes, non-ASCII, b
         R"({"big": 12345678901234567890123, "exact": 0.1000000000000000055511151231257827})",
         R"(["\u00e9", "\\N", "\\.", null, true, -0, 1E2])",
         "\"just a string with \\\\ and \\u0001\"",
+        // Whitespace COPY's text format must escape, outside strings.
+        "{\n\t\"a\":\r\n [1,\t2]\n}",
+        "\"\\\\\\\\\\\\\"",
     };
+    // More events than one statement takes, so that they go by COPY.
+    std::vector<std::string> sent;
+    for (std::size_t i = 0; i < 60; ++i) sent.push_back(payloads[i % payloads.size()]);
     EventBatch events;
-    for (std::size_t i = 0; i < payloads.size(); ++i) events.push_back({static_cast<std::int64_t>(i + 1), payloads[i]});
+    for (std::size_t i = 0; i < sent.size(); ++i) events.push_back({static_cast<std::int64_t>(i + 1), sent[i]});
     REQUIRE(append(db, store, source, 0, events) == SourceTurn::Stored::appended);
     pqxx::connection c(db.url());
     pqxx::nontransaction tx(c);
-    for (std::size_t i = 0; i < payloads.size(); ++i) {
+    for (std::size_t i = 0; i < sent.size(); ++i) {
         // jsonb normalises whitespace and key order, so compare as jsonb.
         const auto same = tx.exec_params1("SELECT payload = $1::jsonb FROM tributary.events WHERE event_id = $2",
-                                          payloads[i], static_cast<std::int64_t>(i + 1))[0]
+                                          sent[i], static_cast<std::int64_t>(i + 1))[0]
                               .as<bool>();
-        INFO(payloads[i]);
+        INFO(sent[i]);
         CHECK(same);
     }
     CHECK(db.scalar("SELECT payload->>'big' FROM tributary.events WHERE event_id = 2") == "12345678901234567890123");
@@ -563,5 +569,22 @@ TEST_CASE("a batch with a large event is stored row by row, and its session recy
     events[0].payload = events[1].payload = "\"" + std::string(2 << 20, 'y') + "\"";
     CHECK(append(db, turn, source, 0, events) == SourceTurn::Stored::conflict);
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "5");
+    CHECK(locks_on(db, source.id) == "0");
+}
+
+TEST_CASE("a one-statement batch of 1 MiB or more in all is stored whole from its JSON array") {
+    TestDatabase db;
+    const auto source = registered(db, "store.heavy");
+    postgres::PostgresSession session(db.url());
+    postgres::PostgresSourceTurn turn(session);
+    // Each event under the row-by-row size, together over it: the payloads
+    // go into the statement's array and are released on the way.
+    auto events = batch(1, 3);
+    for (auto& event : events) event.payload = "{\"part\": \"" + std::string(400 << 10, 'z') + "\"}";
+    REQUIRE(append(db, turn, source, 0, events) == SourceTurn::Stored::appended);
+    const auto length = std::to_string((400 << 10) + 12);
+    CHECK(db.scalar("SELECT string_agg(event_id || ':' || length(payload::text), ',' ORDER BY seq)"
+                    " FROM tributary.events") == "1:" + length + ",2:" + length + ",3:" + length);
+    CHECK(db.scalar("SELECT last_event_id || ',' || events_stored FROM tributary.cursors") == "3,3");
     CHECK(locks_on(db, source.id) == "0");
 }

@@ -17,7 +17,6 @@
 
 #include "core/batch_rules.h"
 #include "http/batch_parser.h"
-#include "http/json_spans.h"
 
 using tributary::FetchLimits;
 using tributary::FetchResult;
@@ -81,6 +80,9 @@ TEST_CASE("parse_batch accepts both shapes and keeps the first `limit` events", 
          10,
          {1}},
         {"escaped quote inside string", wrapped({event("1", R"({"a\"[":"\\\"{{"})")}), 0, 10, {1}},
+        {"-0 is id 0", wrapped({event("-0", "1")}), -1, 10, {0}},
+        {"a duplicate name elsewhere is not the loader's", R"({"x":1,"x":2,"events":[{"id":1,"a":1,"a":2,"payload":{"b":1,"b":2}}]})",
+         0, 10, {1}},
     };
     for (const auto& c : cases) {
         INFO(c.name);
@@ -153,27 +155,43 @@ TEST_CASE("parse_batch rejects bad bodies with the right status and a message na
          "not strictly increasing", 0, 1},
         {"NUL beyond the limit", wrapped({event("1", "1"), event("2", R"("\u0000")")}), Status::failing,
          "(id 2): payload has U+0000", 0, 1},
-        // A number beyond the range of a double is valid JSON, but the parser
-        // can read neither it nor past it; the source will send it again.
-        {"number overflow in a payload", wrapped({event("7", R"({"x":1e309})")}), Status::failing,
-         "event #0 (id 7): payload has a number beyond the range of a double (1e309), which cannot be validated"},
-        {"negative number overflow as the payload", wrapped({event("1", "1"), event("8", "-1e400")}), Status::failing,
-         "event #1 (id 8): payload has a number beyond the range of a double (-1e400)"},
-        {"number overflow before the id", wrapped({R"({"payload":[1,{"a":1E400}],"id":3})"}), Status::failing,
-         "event #0: payload has a number beyond the range of a double (1E400)"},
-        {"number overflow as the id", wrapped({event("1e400", "1")}), Status::failing,
-         "event #0: id 1e400 is out of the 64-bit signed integer range"},
-        {"number overflow in another member", wrapped({R"({"id":4,"ts":1e999,"payload":1})"}), Status::failing,
-         "event #0 (id 4) has a number beyond the range of a double (1e999)"},
-        {"number overflow as an element", "[" + event("1", "1") + ",1e400]", Status::failing,
-         "event #1 has a number beyond the range of a double"},
-        {"number overflow inside an element that is no object", "[[1e400]]", Status::failing,
-         "event #0 has a number beyond the range of a double"},
-        {"number overflow outside the events", R"({"events":[],"next":1e400})", Status::failing,
-         "body has a number beyond the range of a double (1e400, near byte 25)"},
-        {"number overflow as the top level", "1e400", Status::failing, "body has a number beyond the range"},
-        {"a long overflowing number is cut short", wrapped({event("1", "1" + std::string(400, '0'))}),
-         Status::failing, "(1000000000000000000000000000000000000000... (401 characters))"},
+        // Ambiguity: a member the loader reads, twice.
+        {"duplicate id", wrapped({event("1", "1"), R"({"id":2,"id":3,"payload":1})"}), Status::failing,
+         "event #1: duplicate member \"id\""},
+        {"duplicate payload", R"([{"id":1,"payload":1,"payload":2}])", Status::failing,
+         "event #0: duplicate member \"payload\""},
+        {"duplicate id, one escaped", R"([{"id":1,"i\u0064":1,"payload":1}])", Status::failing,
+         "event #0: duplicate member \"id\""},
+        {"duplicate events", R"({"events":[{"id":1,"payload":1}],"events":[{"id":2,"payload":2}]})",
+         Status::failing, "duplicate member \"events\" in the top-level object"},
+        {"duplicate remaining", R"({"remaining":1,"events":[],"remaining":2})", Status::failing,
+         "duplicate member \"remaining\" in the top-level object"},
+        {"duplicate events beats a bad event", R"({"events":[1],"ev\u0065nts":5})", Status::failing,
+         "duplicate member \"events\""},
+        {"id overflowing a double", wrapped({event("1e400", "1")}), Status::failing,
+         "event #0: id is a floating-point number (1e400), expected an integer"},
+        {"a long id is cut short", wrapped({event("1" + std::string(400, '0'), "1")}), Status::failing,
+         "id 1000000000000000000000000000000000000000... (401 characters) is out of the 64-bit"},
+        // Strict JSON, in the parts the loader does not read too.
+        {"leading zero", wrapped({event("1", "01")}), Status::transient, "malformed JSON body"},
+        {"bare fraction", wrapped({event("1", ".5")}), Status::transient, "malformed JSON body"},
+        {"exponent without digits", wrapped({event("1", "1e")}), Status::transient, "expected a digit"},
+        {"control character in a string", wrapped({event("1", "\"a\tb\"")}), Status::transient,
+         "control character U+0009"},
+        {"bad escape", wrapped({event("1", R"("\x41")")}), Status::transient, "invalid escape"},
+        {"short unicode escape", wrapped({event("1", R"("\u12")")}), Status::transient, "invalid \\u escape"},
+        {"lone low surrogate", wrapped({event("1", R"("\udc00")")}), Status::transient, "lone low surrogate"},
+        {"overlong UTF-8", wrapped({event("1", "\"\xc0\xaf\"")}), Status::transient, "invalid UTF-8"},
+        {"UTF-8 surrogate", wrapped({event("1", "\"\xed\xa0\x80\"")}), Status::transient, "invalid UTF-8"},
+        {"UTF-8 past U+10FFFF", wrapped({event("1", "\"\xf4\x90\x80\x80\"")}), Status::transient,
+         "invalid UTF-8"},
+        {"UTF-8 cut short", wrapped({event("1", "\"\xe2\x82\"")}), Status::transient, "invalid UTF-8"},
+        {"invalid UTF-8 in an ignored member", "{\"note\":\"\xff\",\"events\":[]}", Status::transient,
+         "invalid UTF-8"},
+        {"single quotes", "[{'id':1}]", Status::transient, "malformed JSON body"},
+        {"trailing comma in an object", R"([{"id":1,"payload":1,}])", Status::transient, "a member name"},
+        {"a NUL byte", std::string("[1,\0]", 5), Status::transient, "malformed JSON body"},
+        {"a second line", "[\n  1,\n  x]", Status::transient, "line 3, column 3"},
     };
     for (const auto& c : cases) {
         INFO(c.name << ": " << c.body.substr(0, 200));
@@ -275,7 +293,7 @@ TEST_CASE("parse_batch keeps every digit of numbers a double cannot hold", "[bat
     }
 }
 
-TEST_CASE("parse_batch takes the payload nlohmann reads, whatever the envelope looks like", "[batch_parser]") {
+TEST_CASE("parse_batch finds each payload, whatever the envelope looks like", "[batch_parser]") {
     struct Case {
         const char* name;
         std::string body;
@@ -287,10 +305,6 @@ TEST_CASE("parse_batch takes the payload nlohmann reads, whatever the envelope l
          " [ {\n\"payload\" : { \"x\" : 1 } ,\"id\":1 } ,\t{\"id\":2,\"payload\":\"two\"\n} ] ",
          {R"({ "x" : 1 })", R"("two")"}},
         {"payload before id", R"({"events":[{"payload":[1, 2],"id":1}]})", {"[1, 2]"}},
-        {"duplicate payload key: the last, as nlohmann", R"([{"id":1,"payload":1,"payload":{"last": true}}])",
-         {R"({"last": true})"}},
-        {"duplicate events key: the last, as nlohmann",
-         R"({"events":[{"id":1,"payload":"old"}],"events":[{"id":2,"payload":"new"}]})", {R"("new")"}},
         {"escaped key", R"({"ev\u0065nts":[{"id":1,"pay\u006coad":{"a": 1}}]})", {R"({"a": 1})"}},
         {"nested payload and events keys are not the event's",
          R"({"meta":{"events":[]},"events":[{"id":1,"x":{"payload":0},"payload":"mine"}]})", {R"("mine")"}},
@@ -308,7 +322,8 @@ TEST_CASE("parse_batch takes the payload nlohmann reads, whatever the envelope l
     }
 }
 
-TEST_CASE("parse_batch keeps the last of duplicate keys and reads only the envelope's own", "[batch_parser]") {
+TEST_CASE("parse_batch reads only the envelope's own members and refuses U+0000 anywhere in a payload",
+          "[batch_parser]") {
     struct Case {
         const char* name;
         std::string body;
@@ -316,11 +331,6 @@ TEST_CASE("parse_batch keeps the last of duplicate keys and reads only the envel
         std::vector<std::string> payloads;
     };
     const std::vector<Case> accepted = {
-        {"a later id replaces a bad one", R"([{"id":"x","id":5,"payload":1}])", {5}, {"1"}},
-        {"a later payload replaces one with U+0000", R"([{"id":1,"payload":"\u0000","payload":2}])", {1}, {"2"}},
-        {"a later events replaces a bad list", R"({"events":[{"id":"bad"},7],"events":[{"id":2,"payload":1}]})",
-         {2}, {"1"}},
-        {"a later events replaces a good list", R"({"events":[{"id":1,"payload":1}],"events":[]})", {}, {}},
         {"look-alike keys deeper down are not the envelope's",
          R"({"meta":{"events":[1],"remaining":"x","id":"y"},)"
          R"("events":[{"x":{"id":"s","payload":"\u0000"},"id":1,"payload":{"id":"s","events":[],"payload":{}}}],)"
@@ -330,6 +340,8 @@ TEST_CASE("parse_batch keeps the last of duplicate keys and reads only the envel
         {"containers inside an event's other members",
          R"([{"a":[{"id":"x"},[]],"id":3,"b":{"payload":null},"payload":[]}])",
          {3}, {"[]"}},
+        {"duplicates inside a payload are jsonb's to resolve", R"([{"id":1,"payload":{"a":1,"a":2}}])", {1},
+         {R"({"a":1,"a":2})"}},
     };
     for (const auto& c : accepted) {
         INFO(c.name << ": " << c.body);
@@ -348,22 +360,17 @@ TEST_CASE("parse_batch keeps the last of duplicate keys and reads only the envel
         std::string message;
     };
     const std::vector<Rejected> rejected = {
-        {"a later payload with U+0000 replaces a good one", R"([{"id":1,"payload":2,"payload":"\u0000"}])",
-         Status::failing, "event #0 (id 1): payload has U+0000 in a string value"},
-        {"a later bad id replaces a good one", R"([{"id":5,"id":"x","payload":1}])", Status::failing,
-         "event #0: id is a string"},
-        {"a later events that is no list", R"({"events":[{"id":1,"payload":1}],"events":5})", Status::transient,
-         "\"events\" is an integer"},
         {"a syntax error after a bad event", R"([{"id":"x","payload":1},])", Status::transient, "column 25"},
         {"the first bad event of several", wrapped({event("1", "1"), event("true", "1"), R"({"payload":1})"}),
          Status::failing, "event #1: id is a boolean"},
+        {"a bad event beats an earlier id out of order", wrapped({event("2", "1"), event("1", "1"), event("3", "\"\\u0000\"")}),
+         Status::failing, "event #2 (id 3): payload has U+0000"},
         // The payload is stored as its text, duplicates and all, and jsonb
         // refuses U+0000 even under a key that a later duplicate replaces.
         {"U+0000 under a replaced key inside the payload", R"([{"id":1,"payload":{"a":"\u0000","a":1}}])",
          Status::failing, "event #0 (id 1): payload has U+0000 in a string value"},
         {"U+0000 in a repeated key inside the payload", R"([{"id":1,"payload":{"a\u0000":1,"a\u0000":2}}])",
          Status::failing, "event #0 (id 1): payload has U+0000 in a key"},
-        // Named in the order of the text (a document named keys first).
         {"U+0000 in a value and a key", R"([{"id":1,"payload":{"b":"\u0000","a\u0000":1}}])", Status::failing,
          "payload has U+0000 in a string value"},
     };
@@ -372,6 +379,37 @@ TEST_CASE("parse_batch keeps the last of duplicate keys and reads only the envel
         const FetchResult r = parse_batch(c.body, 0, 10, kDefaults);
         CHECK(r.status == c.status);
         CHECK_THAT(r.error, Catch::Contains(c.message));
+    }
+}
+
+TEST_CASE("parse_batch passes numbers on as text, whatever their size", "[batch_parser]") {
+    // jsonb stores all of these; a parser reading them as doubles could not.
+    for (const std::string& number : std::vector<std::string>{"1e309", "-1e400", "1E400", "2.5e-400",
+                                                              "1" + std::string(400, '0'),
+                                                              "123456789012345678901234567890"}) {
+        for (const std::string& payload : {number, R"({"x": )" + number + "}", "[" + number + "]"}) {
+            INFO(payload.substr(0, 60));
+            const FetchResult r = parse_batch(wrapped({R"({"id":7,"ts":)" + number + R"(,"payload":)" + payload + "}"}),
+                                              0, 10, defaults);
+            REQUIRE(r.status == Status::ok);
+            REQUIRE(r.events.size() == 1);
+            CHECK(r.events[0].payload == payload);
+        }
+    }
+    const FetchResult r = parse_batch(R"({"events":[],"next":1e400,"remaining":1e400})", 0, 10, defaults);
+    CHECK(r.status == Status::ok);
+    CHECK_FALSE(r.backlog);
+}
+
+TEST_CASE("parse_owned_batch cuts a large payload out of the body, the same text", "[batch_parser]") {
+    const std::string big = R"({"k":")" + std::string(1000, 'x') + R"("})";
+    for (const std::string& body : {wrapped({event("1", big)}), wrapped({event("1", "1"), event("2", big), event("3", "[]")}),
+                                    "[" + event("1", " " + big + " ") + "]"}) {
+        const FetchResult borrowed = parse_batch(body, 0, 10, defaults);
+        const FetchResult owned = tributary::parse_owned_batch(std::string(body), 0, 10, defaults);
+        REQUIRE(owned.status == Status::ok);
+        REQUIRE(ids(owned) == ids(borrowed));
+        for (std::size_t i = 0; i < owned.events.size(); ++i) CHECK(owned.events[i].payload == borrowed.events[i].payload);
     }
 }
 
@@ -398,7 +436,6 @@ TEST_CASE("parse_batch passes on the backlog the source reports, saturating", "[
         {"remaining a container", R"({"events":[],"remaining":[5],"head_id":{"a":1}})", std::nullopt},
         {"remaining beyond int64 falls back", R"({"events":[],"remaining":9223372036854775808,"head_id":2})", 2},
         {"head_id beyond int64 is ignored", R"({"events":[],"head_id":9223372036854775808})", std::nullopt},
-        {"the last remaining counts", R"({"remaining":5,"events":[],"remaining":null})", std::nullopt},
         {"only the top level's",
          R"({"meta":{"remaining":5,"head_id":9},"events":[{"id":1,"payload":{"remaining":3}}]})",
          std::nullopt},
@@ -428,11 +465,10 @@ long peak_rss_kb() {
 
 TEST_CASE("parse_batch validates a hostile body in memory far below its document's", "[batch_parser]") {
     // One event whose payload is 5 million empty containers: 15 MB of text,
-    // which as a document took 25 bytes per byte of text (about 370 MB). With
-    // limit 0 nothing is kept; what remains is nlohmann's lexer, which keeps
-    // the text since the last scalar for its error messages: here all of it.
-    // The peak is the process's so far, so this can only miss growth, never
-    // invent it.
+    // which as a document took 25 bytes per byte of text (about 370 MB), and
+    // in nlohmann's SAX lexer about its size again. With limit 0 nothing is
+    // kept, and the reader itself keeps nothing of the text. The peak is the
+    // process's so far, so this can only miss growth, never invent it.
     for (const std::string unit : {"[],", "{},"}) {
         std::string body = R"({"events":[{"id":1,"payload":[)";
         body.reserve(15'100'000);
@@ -443,7 +479,7 @@ TEST_CASE("parse_batch validates a hostile body in memory far below its document
         const long grown_kb = peak_rss_kb() - before;
         INFO("unit " << unit << ": peak grew by " << grown_kb << " KiB");
         CHECK(r.status == Status::ok);
-        CHECK(grown_kb < static_cast<long>(body.size() / 1024) * 3 / 2);
+        CHECK(grown_kb < static_cast<long>(body.size() / 1024) / 10);
     }
 }
 
@@ -563,7 +599,7 @@ std::optional<std::int64_t> reported_backlog(const json& doc, std::int64_t last_
         remaining != doc.end() && remaining->is_number_integer() && remaining->get<std::int64_t>() >= 0)
         return remaining->get<std::int64_t>() + extra;
     if (const auto head = doc.find("head_id"); head != doc.end() && head->is_number_integer())
-        return std::max<std::int64_t>(0, head->get<std::int64_t>() - last_id);
+        return head->get<std::int64_t>() <= last_id ? 0 : head->get<std::int64_t>() - last_id;
     return std::nullopt;
 }
 
@@ -585,8 +621,8 @@ FetchResult parse_batch(std::string_view body, std::int64_t after_id, int limit)
     const auto keep = static_cast<std::size_t>(std::max(limit, 0));
     const std::size_t dropped = events.size() > keep ? events.size() - keep : 0;
     if (dropped) events.resize(keep);
-    const auto spans = tributary::payload_spans(body);
-    for (std::size_t i = 0; i < events.size(); ++i) events[i].payload = std::string((*spans)[i].in(body));
+    // The payload as the document read it; the reader's text must read the same.
+    for (std::size_t i = 0; i < events.size(); ++i) events[i].payload = (*list)[i].at("payload").dump();
     const auto backlog = reported_backlog(doc, events.empty() ? after_id : events.back().id, dropped);
     auto result = FetchResult::batch(std::move(events));
     result.backlog = backlog;
@@ -596,10 +632,12 @@ FetchResult parse_batch(std::string_view body, std::int64_t after_id, int limit)
 }  // namespace dom_oracle
 
 // Random bodies that reach every branch of the checks: both shapes and
-// wrong ones, repeated "events", "id" and "payload" keys, ids of every kind
-// and order, U+0000 in payload keys and strings, look-alike keys deeper
-// down, backlog members, and now and then a body cut short or spoiled, a
-// byte order mark, or a number beyond the range of a double.
+// wrong ones, names written with escapes, ids of every kind and order,
+// U+0000 in payload keys and strings, look-alike keys deeper down, backlog
+// members, and now and then a body cut short or spoiled, or a byte order
+// mark. No member the loader reads appears twice (the document keeps the
+// last, the reader refuses: tested above), and no number beyond the range of
+// a double (the document cannot read it).
 class BodyGenerator {
 public:
     explicit BodyGenerator(unsigned seed) : rng_(seed) {}
@@ -627,12 +665,11 @@ private:
 
     std::string envelope(std::int64_t after_id) {
         std::vector<std::string> members;
-        if (chance(20)) members.push_back(R"("events":)" + (chance(50) ? list(after_id) : value(2)));
-        if (chance(92)) members.push_back(R"("events":)" + (chance(92) ? list(after_id) : value(2)));
-        if (chance(20)) members.push_back("\"ev\\u0065nts\":" + list(after_id));
+        const std::string events = chance(20) ? "\"ev\\u0065nts\":" : R"("events":)";
+        if (chance(92)) members.push_back(events + (chance(92) ? list(after_id) : value(2)));
         if (chance(30)) members.push_back(R"("remaining":)" + (chance(15) ? "9223372036854775808" : backlog_value()));
         if (chance(30)) members.push_back(R"("head_id":)" + backlog_value());
-        for (int n = pick(3); n > 0; --n) members.push_back(key() + ":" + value(2));
+        for (int n = pick(3); n > 0; --n) members.push_back(other_key() + ":" + value(2));
         std::shuffle(members.begin(), members.end(), rng_);
         return object_of(members);
     }
@@ -661,10 +698,8 @@ private:
         if (chance(6)) return value(2);
         std::vector<std::string> members;
         if (chance(95)) members.push_back(R"("id":)" + id(next));
-        if (chance(5)) members.push_back(R"("id":)" + id(next));
-        if (chance(95)) members.push_back(R"("payload":)" + value(3));
-        if (chance(8)) members.push_back("\"pay\\u006coad\":" + value(3));
-        for (int n = pick(3); n > 0; --n) members.push_back(key() + ":" + value(2));
+        if (chance(95)) members.push_back((chance(8) ? "\"pay\\u006coad\":" : R"("payload":)") + value(3));
+        for (int n = pick(3); n > 0; --n) members.push_back(other_key() + ":" + value(2));
         std::shuffle(members.begin(), members.end(), rng_);
         return object_of(members);
     }
@@ -681,6 +716,10 @@ private:
     std::string key() {
         return std::vector<std::string>{R"("id")",     R"("payload")", R"("events")", R"("remaining")",
                                         R"("head_id")", R"("x")",       R"("a\u0000")", R"("")"}[pick(8)];
+    }
+
+    std::string other_key() {
+        return std::vector<std::string>{R"("x")", R"("a\u0000")", R"("")", R"("ids")", R"("Payload")"}[pick(5)];
     }
 
     std::string value(int depth) {
@@ -706,7 +745,6 @@ private:
     }
 
     std::string number() {
-        if (chance(1)) return chance(50) ? "1e400" : "-2E999";
         return std::vector<std::string>{"0", "-7", "42", "1.5", "2.5e-400", "12345678901234567890123"}[pick(6)];
     }
 
@@ -736,16 +774,35 @@ private:
 
 }  // namespace
 
+namespace {
+
+// The same verdict in different words: the reader quotes a number as the
+// source wrote it (1e3), the document as it read it (1000.0); syntax errors
+// are worded by each parser its own way.
+bool same_message(std::string got, std::string expected) {
+    // An integer beyond int64 is an integer to the reader, a double to the document.
+    const std::string floating = "is a floating-point number, expected", integer = "is an integer, expected";
+    for (std::string* text : {&got, &expected})
+        if (const auto at = text->find(floating); at != std::string::npos) text->replace(at, floating.size(), integer);
+    if (got == expected) return true;
+    const auto before = [](const std::string& s, const char* mark) { return s.substr(0, s.find(mark)); };
+    for (const char* kind : {"id is a floating-point number", "is out of the 64-bit signed integer range"})
+        if (got.find(kind) != std::string::npos && expected.find(kind) != std::string::npos)
+            return before(got, ": ") == before(expected, ": ");
+    const std::string malformed = "malformed JSON body";
+    return got.rfind(malformed, 0) == 0 && expected.rfind(malformed, 0) == 0;
+}
+
+}  // namespace
+
 TEST_CASE("parse_batch says what the document-based parser said, on random bodies", "[batch_parser]") {
-    // Deliberate differences: a number beyond the range of a double is now
-    // failing with its own message (the document parser threw, reported as a
-    // malformed body); U+0000 anywhere in a payload's text is refused, even
-    // under a key that a later duplicate replaces (jsonb refuses it there
-    // too, but a document had dropped it); when a payload has U+0000 in both
-    // a key and a string, which one is named may differ (now the first in
-    // the text).
+    // Deliberate differences: U+0000 anywhere in a payload's text is
+    // refused, even under a key that a later duplicate replaces (jsonb
+    // refuses it there too, but a document had dropped it); when a payload
+    // has U+0000 in both a key and a string, which one is named may differ
+    // (now the first in the text).
     BodyGenerator gen(20240917);
-    std::size_t ok = 0, transient = 0, failing = 0, nul_under_duplicates = 0;
+    std::size_t ok = 0, transient = 0, failing = 0, nul_under_duplicates = 0, duplicates = 0;
     for (int round = 0; round < 20000; ++round) {
         const std::int64_t after_id = gen.pick(4) - 1;
         const int limit = gen.pick(5);
@@ -754,10 +811,12 @@ TEST_CASE("parse_batch says what the document-based parser said, on random bodie
         const FetchResult expected = dom_oracle::parse_batch(body, after_id, limit);
         const FetchResult got = parse_batch(body, after_id, limit, kDefaults);
         CHECK(printable_ascii(got.error));
-        if (expected.error.find("number overflow") != std::string::npos) {
+        INFO("got: " << got.error << "; expected: " << expected.error);
+        if (got.error.find("duplicate member") != std::string::npos) {
+            // A member the loader reads, twice (from a value standing in for
+            // an envelope or an event): the document took the last.
             CHECK(got.status == Status::failing);
-            CHECK((got.error.find("beyond the range of a double") != std::string::npos ||
-                   got.error.find("out of the 64-bit signed integer range") != std::string::npos));
+            ++duplicates;
             continue;
         }
         const std::string nul = "payload has U+0000 in ";
@@ -767,12 +826,7 @@ TEST_CASE("parse_batch says what the document-based parser said, on random bodie
             // U+0000 under a key that a later duplicate replaces, in this or
             // an earlier event than the document named: the document dropped
             // it, but the stored text keeps it and jsonb refuses it.
-            std::size_t index = 0;
-            REQUIRE(std::sscanf(got.error.c_str(), "event #%zu", &index) == 1);
-            const auto spans = tributary::payload_spans(body);
-            REQUIRE(spans);
-            REQUIRE(index < spans->size());
-            CHECK((*spans)[index].in(body).find(R"(\u0000)") != std::string_view::npos);
+            CHECK(body.find(R"(\u0000)") != std::string::npos);
             ++nul_under_duplicates;
             continue;
         }
@@ -781,16 +835,16 @@ TEST_CASE("parse_batch says what the document-based parser said, on random bodie
         if (cut != std::string::npos)
             CHECK(got.error.substr(0, cut + nul.size()) == expected.error.substr(0, cut + nul.size()));
         else
-            CHECK(got.error == expected.error);
+            CHECK(same_message(got.error, expected.error));
         CHECK(ids(got) == ids(expected));
         for (std::size_t i = 0; i < got.events.size() && i < expected.events.size(); ++i)
-            CHECK(got.events[i].payload == expected.events[i].payload);
+            CHECK(nlohmann::json::parse(got.events[i].payload).dump() == expected.events[i].payload);
         CHECK(got.backlog == expected.backlog);
         (got.status == Status::ok ? ok : got.status == Status::transient ? transient : failing)++;
     }
     // The generator must reach every outcome often, or the check says little.
     INFO("ok " << ok << ", transient " << transient << ", failing " << failing << ", U+0000 under duplicates "
-               << nul_under_duplicates);
+               << nul_under_duplicates << ", duplicates " << duplicates);
     CHECK(ok > 2000);
     CHECK(transient > 2000);
     CHECK(failing > 2000);
