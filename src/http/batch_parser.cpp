@@ -49,9 +49,9 @@ std::optional<std::string> shape_problem(const ScannedBatch& scan) {
 // The ids after `last_id` up to `head`, or the most an int64 holds when a
 // hostile head_id makes that more.
 std::int64_t ids_after(std::int64_t last_id, std::int64_t head) {
-    constexpr auto max = std::numeric_limits<std::int64_t>::max();
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
     if (head <= last_id) return 0;
-    if (last_id < 0 && head > max + last_id) return max;
+    if (last_id < 0 && head > kMax + last_id) return kMax;
     return head - last_id;
 }
 
@@ -60,10 +60,10 @@ std::int64_t ids_after(std::int64_t last_id, std::int64_t head) {
 // advisory, so a value that makes no sense is ignored rather than failing
 // the batch, and one too large to add to saturates rather than overflows.
 std::optional<std::int64_t> reported_backlog(const ScannedBatch& scan, std::int64_t last_id, std::size_t dropped) {
-    constexpr auto max = std::numeric_limits<std::int64_t>::max();
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
     if (scan.remaining && *scan.remaining >= 0) {
         const auto extra = static_cast<std::int64_t>(dropped);  // at most the body's size
-        return *scan.remaining > max - extra ? max : *scan.remaining + extra;
+        return *scan.remaining > kMax - extra ? kMax : *scan.remaining + extra;
     }
     if (scan.head_id) return ids_after(last_id, *scan.head_id);
     return std::nullopt;

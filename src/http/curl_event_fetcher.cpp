@@ -23,8 +23,8 @@ namespace {
 
 using Status = FetchResult::Status;
 using Cause = FetchResult::Cause;
-constexpr long max_retry_after_s = 24 * 60 * 60;
-constexpr std::size_t max_shown_content_type = 100;
+constexpr long kMaxRetryAfterS = 24 * 60 * 60;
+constexpr std::size_t kMaxShownContentType = 100;
 constexpr long kDefaultTimeoutMs = 10000;  ///< for a source without its own timeout
 
 // libcurl wants one global init before any handle exists; call_once makes
@@ -222,14 +222,14 @@ std::optional<long> parse_retry_after(std::string_view raw, std::time_t now) {
         long seconds = 0;
         for (char c : value) {
             seconds = seconds * 10 + (c - '0');
-            if (seconds > max_retry_after_s) return max_retry_after_s;  // also keeps the sum from overflowing
+            if (seconds > kMaxRetryAfterS) return kMaxRetryAfterS;  // also keeps the sum from overflowing
         }
         return seconds;
     }
     const std::time_t at = curl_getdate(std::string(value).c_str(), nullptr);
     if (at == -1) return std::nullopt;
     const auto delta = static_cast<long long>(at) - static_cast<long long>(now);
-    return static_cast<long>(std::clamp<long long>(delta, 0, max_retry_after_s));
+    return static_cast<long>(std::clamp<long long>(delta, 0, kMaxRetryAfterS));
 }
 
 std::optional<long> retry_after(CURL* easy) {
@@ -274,7 +274,7 @@ bool is_json(const char* content_type) {
 // printable ASCII only.
 FetchResult content_type_failure(const char* content_type, const std::string& url) {
     std::string shown = content_type == nullptr ? "(none)" : fmt::format("\"{}\"", content_type);
-    if (shown.size() > max_shown_content_type) shown = shown.substr(0, max_shown_content_type) + "...";
+    if (shown.size() > kMaxShownContentType) shown = shown.substr(0, kMaxShownContentType) + "...";
     for (char& c : shown)
         if (c < 0x20 || c > 0x7e) c = '?';
     return FetchResult::failure(

@@ -390,13 +390,13 @@ TEST_CASE("parse_batch passes numbers on as text, whatever their size", "[batch_
         for (const std::string& payload : {number, R"({"x": )" + number + "}", "[" + number + "]"}) {
             INFO(payload.substr(0, 60));
             const FetchResult r = parse_batch(wrapped({R"({"id":7,"ts":)" + number + R"(,"payload":)" + payload + "}"}),
-                                              0, 10, defaults);
+                                              0, 10, kDefaults);
             REQUIRE(r.status == Status::ok);
             REQUIRE(r.events.size() == 1);
             CHECK(r.events[0].payload == payload);
         }
     }
-    const FetchResult r = parse_batch(R"({"events":[],"next":1e400,"remaining":1e400})", 0, 10, defaults);
+    const FetchResult r = parse_batch(R"({"events":[],"next":1e400,"remaining":1e400})", 0, 10, kDefaults);
     CHECK(r.status == Status::ok);
     CHECK_FALSE(r.backlog);
 }
@@ -405,8 +405,8 @@ TEST_CASE("parse_owned_batch cuts a large payload out of the body, the same text
     const std::string big = R"({"k":")" + std::string(1000, 'x') + R"("})";
     for (const std::string& body : {wrapped({event("1", big)}), wrapped({event("1", "1"), event("2", big), event("3", "[]")}),
                                     "[" + event("1", " " + big + " ") + "]"}) {
-        const FetchResult borrowed = parse_batch(body, 0, 10, defaults);
-        const FetchResult owned = tributary::parse_owned_batch(std::string(body), 0, 10, defaults);
+        const FetchResult borrowed = parse_batch(body, 0, 10, kDefaults);
+        const FetchResult owned = tributary::parse_owned_batch(std::string(body), 0, 10, kDefaults);
         REQUIRE(owned.status == Status::ok);
         REQUIRE(ids(owned) == ids(borrowed));
         for (std::size_t i = 0; i < owned.events.size(); ++i) CHECK(owned.events[i].payload == borrowed.events[i].payload);
