@@ -10,6 +10,7 @@ struct SqlFile {
     int version;       ///< the file name's leading number
     std::string name;  ///< the file name, e.g. "0001_schema.sql"
     std::string sql;
+    std::string checksum;  ///< SHA-256 of `sql`, hex
 };
 
 /// migrations/*.sql, in version order: tables and indexes, forward-only.

@@ -1,0 +1,1 @@
+SELECT digest FROM tributary.schema_definitions
