@@ -162,6 +162,13 @@ void Migrator::check_current(Needs needs) {
                                  ", this tributary needs " + std::to_string(latest(migrations_)) +
                                  ": run `tributary migrate` first");
     if (needs == Needs::tables) return;
+    if (needs == Needs::tables_and_loader_functions) {
+        const auto missing = tx.exec(sql::missing_loader_functions);
+        if (!missing.empty())
+            throw std::runtime_error("the database lacks the loader's function " + missing[0][0].as<std::string>() +
+                                     ": run `tributary migrate` first");
+        return;
+    }
     const auto recorded = bookkeeping[1].as<bool>() ? tx.exec(sql::definitions_digest) : pqxx::result();
     if (recorded.empty() || recorded[0][0].as<std::string>() != definitions_digest_)
         throw std::runtime_error(

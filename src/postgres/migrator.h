@@ -38,11 +38,12 @@ public:
     /// MigrationChanged when an applied migration differs from this binary's.
     std::vector<std::string> migrate();
 
-    /// What a command needs of the database: the migrations (the loader,
-    /// whose SQL is in its adapters and in migration 0006's functions, kept
-    /// in a migration so that `run` depends on the schema version alone and
-    /// not on the consumer-group definitions), or the sql/ definitions too.
-    enum class Needs { tables, tables_and_definitions };
+    /// What a command needs of the database: the migrations; the migrations
+    /// and the loader's own functions with the signatures it calls (`run`:
+    /// its definitions' digest is not checked, so that a change to any
+    /// definition never stops loaders); or exactly this binary's sql/
+    /// definitions too.
+    enum class Needs { tables, tables_and_loader_functions, tables_and_definitions };
 
     /// Throws, telling the user to run `tributary migrate`, unless the
     /// database has every migration (and, if needed, exactly the

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include <pqxx/pqxx>
+
 #include "postgres/migrator.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
@@ -134,4 +136,39 @@ TEST_CASE("a database from a shipped earlier 0001 or 0006 is repaired by 0007") 
     CHECK(db.scalar("SELECT to_regprocedure('tributary.loader_append(int, bigint, bigint[], jsonb)') IS NULL") == "t");
     CHECK(db.scalar("SELECT count(*) FROM tributary.schema_migrations WHERE checksum IS NULL") == "0");
     CHECK_NOTHROW(postgres::Migrator(db.url()).require_current());
+}
+
+TEST_CASE("every function and view in schema tributary is defined in sql/, internals before the API") {
+    TestDatabase db;
+    std::string definitions;
+    for (const auto& file : postgres::embedded_definitions()) definitions += file.sql;
+    pqxx::connection c(db.url());
+    pqxx::nontransaction tx(c);
+    for (const auto& row : tx.exec("SELECT p.proname FROM pg_proc p WHERE p.pronamespace = 'tributary'::regnamespace"
+                                   " UNION SELECT c.relname FROM pg_class c"
+                                   " WHERE c.relnamespace = 'tributary'::regnamespace AND c.relkind = 'v'")) {
+        const auto name = row[0].as<std::string>();
+        INFO(name);
+        CHECK((definitions.find("FUNCTION tributary." + name + "(") != std::string::npos ||
+               definitions.find("VIEW tributary." + name + " ") != std::string::npos));
+    }
+    std::vector<std::string> parts;
+    for (const auto& file : postgres::embedded_definitions()) parts.push_back(file.name.substr(0, file.name.find('/')));
+    CHECK(std::is_sorted(parts.begin(), parts.end(), [](const std::string& a, const std::string& b) {
+        auto rank = [](const std::string& p) { return p == "internal" ? 0 : p == "api" ? 1 : 2; };
+        return rank(a) < rank(b);
+    }));
+}
+
+TEST_CASE("run needs the loader's functions, not the definitions' digest: a definition change never stops it") {
+    TestDatabase db;
+    db.exec("UPDATE tributary.schema_definitions SET digest = 'from a newer build'");
+    run_tributary(db.url(), {"run", "--until-idle"}, 0);
+
+    db.exec("DROP FUNCTION tributary.loader_claim(int, int, bigint)");
+    const auto run = run_tributary(db.url(), {"run", "--until-idle"}, 1);
+    CHECK_THAT(run.err, Catch::Contains("tributary.loader_claim(int, int, bigint)") &&
+                            Catch::Contains("run `tributary migrate`"));
+    CHECK(!postgres::Migrator(db.url()).migrate().empty());
+    run_tributary(db.url(), {"run", "--until-idle"}, 0);
 }

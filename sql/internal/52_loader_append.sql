@@ -1,0 +1,11 @@
+-- A small batch and the close of its slot, in one statement.
+--
+-- Internal (sql/internal/): the loader's own functions (DESIGN.md §5): a
+-- turn at a source is loader_claim, the fetch, then loader_append or one of
+-- the loader_close_* (src/postgres/postgres_source_turn.cpp calls them).
+-- Nothing else should call them.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE. They were created by migration
+-- 0006 until they moved here; 0006 stays as history.
+
+
