@@ -5,6 +5,9 @@
 -- (no such group). Call these in autocommit or READ COMMITTED transactions: a
 -- consumer_read must see what other consumers committed a moment ago, and
 -- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
@@ -20,7 +23,8 @@
 -- Called by: group_create, group_reset; `tributary tail --from`.
 CREATE OR REPLACE FUNCTION tributary.log_position(p_from text)
 RETURNS TABLE (tx_id xid8, seq bigint)
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     v_at timestamptz;

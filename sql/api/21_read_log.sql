@@ -5,6 +5,9 @@
 -- (no such group). Call these in autocommit or READ COMMITTED transactions: a
 -- consumer_read must see what other consumers committed a moment ago, and
 -- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
@@ -14,7 +17,8 @@
 -- Called by: consumers without a group; `tributary tail`.
 CREATE OR REPLACE FUNCTION tributary.read_log(p_pattern text, p_after_tx xid8, p_after_seq bigint, p_max int DEFAULT 1000)
 RETURNS TABLE (tx_id xid8, seq bigint, source text, event_id bigint, payload jsonb, loaded_at timestamptz)
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM tributary.check_pattern(p_pattern);

@@ -5,6 +5,9 @@
 -- (no such group). Call these in autocommit or READ COMMITTED transactions: a
 -- consumer_read must see what other consumers committed a moment ago, and
 -- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
@@ -15,7 +18,8 @@ CREATE OR REPLACE FUNCTION tributary.group_create(
     p_name text, p_pattern text DEFAULT '>', p_from text DEFAULT 'end',
     p_max_deliveries int DEFAULT 5, p_lease interval DEFAULT '30 seconds',
     p_ordered boolean DEFAULT false) RETURNS int
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_pattern text := coalesce(p_pattern, '>');
     v_id int;
@@ -48,7 +52,8 @@ END $$;
 -- late acks return false). Dead letters stay.
 -- Called by: admins; `tributary group reset`.
 CREATE OR REPLACE FUNCTION tributary.group_reset(p_name text, p_to text) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_group tributary.consumer_groups := tributary.group_by_name(p_name);
 BEGIN
@@ -66,6 +71,7 @@ END $$;
 
 -- Called by: admins; `tributary group delete`.
 CREATE OR REPLACE FUNCTION tributary.group_delete(p_name text) RETURNS boolean
-LANGUAGE sql AS $$
+LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 WITH gone AS (DELETE FROM tributary.consumer_groups g WHERE g.name = p_name RETURNING 1)
 SELECT count(*) > 0 FROM gone $$;

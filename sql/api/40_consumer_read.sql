@@ -5,6 +5,9 @@
 -- (no such group). Call these in autocommit or READ COMMITTED transactions: a
 -- consumer_read must see what other consumers committed a moment ago, and
 -- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
@@ -15,7 +18,8 @@
 CREATE OR REPLACE FUNCTION tributary.consumer_read(p_group text, p_consumer text, p_max int DEFAULT 1000)
 RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
                event_id bigint, payload jsonb, loaded_at timestamptz)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
     v_group tributary.consumer_groups := tributary.group_by_name(p_group);

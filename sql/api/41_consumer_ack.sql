@@ -6,6 +6,9 @@
 -- (no such group). Call these in autocommit or READ COMMITTED transactions: a
 -- consumer_read must see what other consumers committed a moment ago, and
 -- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
@@ -18,7 +21,8 @@
 CREATE OR REPLACE FUNCTION tributary.consumer_ack(p_batch_id bigint, p_lease_token uuid,
                                                    p_failed_seqs bigint[] DEFAULT NULL, p_error text DEFAULT NULL)
 RETURNS boolean
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_batch tributary.consumer_batches;
     v_strangers bigint[];
@@ -44,7 +48,8 @@ END $$;
 -- Called by: consumers; `tributary consume`.
 CREATE OR REPLACE FUNCTION tributary.consumer_fail(p_batch_id bigint, p_lease_token uuid, p_error text)
 RETURNS boolean
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_batch tributary.consumer_batches;
 BEGIN
@@ -63,7 +68,8 @@ END $$;
 -- Called by: consumers (heartbeat); `tributary consume`.
 CREATE OR REPLACE FUNCTION tributary.consumer_extend(p_batch_id bigint, p_lease_token uuid,
                                                       p_lease interval DEFAULT NULL) RETURNS boolean
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     IF p_lease <= interval '0' THEN
         RAISE EXCEPTION 'invalid lease %: it must be positive, e.g. ''30 seconds''', p_lease USING ERRCODE = '22023';

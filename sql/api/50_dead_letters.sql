@@ -6,6 +6,9 @@
 -- (no such group). Call these in autocommit or READ COMMITTED transactions: a
 -- consumer_read must see what other consumers committed a moment ago, and
 -- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
@@ -13,7 +16,8 @@
 -- retries due now, with their delivery count at 0. Returns how many.
 -- Called by: admins; `tributary dlq replay`.
 CREATE OR REPLACE FUNCTION tributary.dead_letter_replay(p_group text, p_seq bigint DEFAULT NULL) RETURNS int
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_group tributary.consumer_groups := tributary.group_by_name(p_group);
     v_count int;

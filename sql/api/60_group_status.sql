@@ -5,6 +5,9 @@
 -- (no such group). Call these in autocommit or READ COMMITTED transactions: a
 -- consumer_read must see what other consumers committed a moment ago, and
 -- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 

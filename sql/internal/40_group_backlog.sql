@@ -1,4 +1,6 @@
 -- A group's backlog, for the view group_status (api/60_group_status.sql).
+-- It runs as its owner (SECURITY DEFINER): a view's callers need EXECUTE on
+-- the functions it calls, and this one reads events and sources.
 --
 -- Internal (sql/internal/): steps of the public functions and the loader's
 -- own functions. Nothing outside tributary should call them.
@@ -11,7 +13,8 @@
 -- that a big backlog gives.
 -- Called by: the view group_status.
 CREATE OR REPLACE FUNCTION tributary.group_backlog(g tributary.consumer_groups, OUT events bigint, OUT oldest timestamptz)
-LANGUAGE sql STABLE SET jit = off AS $$
+LANGUAGE sql STABLE SET jit = off
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 SELECT count(*), min(e.loaded_at)
   FROM tributary.events e
  WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)

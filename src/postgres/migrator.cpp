@@ -18,6 +18,9 @@ namespace sql = statements::migrator;
 
 namespace {
 
+/// present_roles when every group role exists.
+constexpr const char* kAllRoles = "tributary_admin,tributary_consumer,tributary_loader";
+
 struct AppliedMigration {
     int version;
     std::string name;
@@ -90,18 +93,34 @@ void record_first_sight(pqxx::transaction_base& tx, const std::vector<AppliedMig
     }
 }
 
-/// Re-applies every definition file when the recorded digest differs, in one
-/// transaction, so a reader never sees half of a new set of functions.
+/// Creates the group roles that are missing, when this role may; says which
+/// are still missing. Returns the ones that exist.
+std::string ensure_roles(pqxx::transaction_base& session) {
+    session.exec(sql::create_roles);
+    const auto present = session.exec1(sql::present_roles)[0].as<std::string>();
+    if (present != kAllRoles)
+        spdlog::warn("the roles tributary_loader, tributary_consumer and tributary_admin do not all exist (present: "
+                     "'{}'), and this role may not create roles (no CREATEROLE): their privileges are skipped. "
+                     "Create them (CREATE ROLE tributary_loader NOLOGIN; ...) and run `tributary migrate` again",
+                     present);
+    return present;
+}
+
+/// Re-applies every definition file, the privileges last, when the recorded
+/// digest differs or the group roles changed since, in one transaction, so
+/// a reader never sees half of a new set of functions or grants.
 void apply_definitions(pqxx::connection& connection, const std::vector<SqlFile>& definitions, const std::string& digest,
-                       std::vector<std::string>& done) {
+                       const std::string& roles, std::vector<std::string>& done) {
     pqxx::work tx(connection);
     const auto recorded = tx.exec(sql::definitions_digest);
-    if (!recorded.empty() && recorded[0][0].as<std::string>() == digest) return;
+    if (!recorded.empty() && recorded[0][0].as<std::string>() == digest && !recorded[0][1].is_null() &&
+        recorded[0][1].as<std::string>() == roles)
+        return;
     for (const auto& definition : definitions) {
         tx.exec(definition.sql);
         done.push_back(definition.name);
     }
-    tx.exec_params(sql::record_definitions, digest);
+    tx.exec_params(sql::record_definitions, digest, roles);
     tx.commit();
     for (const auto& definition : definitions) spdlog::info("applied definitions {}", definition.name);
 }
@@ -125,6 +144,7 @@ std::vector<std::string> Migrator::migrate() {
     refuse_newer(applied, migrations_);
     refuse_changed(applied, migrations_);
     record_first_sight(session, applied, migrations_);
+    const auto roles = ensure_roles(session);
     session.commit();
 
     std::vector<std::string> done;
@@ -137,7 +157,7 @@ std::vector<std::string> Migrator::migrate() {
         spdlog::info("applied migration {}", migration.name);
         done.push_back(migration.name);
     }
-    apply_definitions(*connection, definitions_, definitions_digest_, done);
+    apply_definitions(*connection, definitions_, definitions_digest_, roles, done);
     return done;
 }
 

@@ -17,8 +17,11 @@ public:
 
 /// Applies the embedded migrations in version order, each in its own
 /// transaction, recording it with the SHA-256 of its text in
-/// `tributary.schema_migrations`; then, when the database's definitions
-/// differ from the binary's, the sql/ definitions in one transaction.
+/// `tributary.schema_migrations`; creates the group roles tributary_loader,
+/// tributary_consumer and tributary_admin when missing and allowed
+/// (CREATEROLE; otherwise a warning); then, when the database's definitions
+/// differ from the binary's or a group role appeared since, the sql/
+/// definitions and privileges in one transaction.
 /// Concurrent runs queue on an advisory lock, so the second finds nothing
 /// to do.
 ///

@@ -1,2 +1,2 @@
-INSERT INTO tributary.schema_definitions (digest) VALUES ($1)
-ON CONFLICT (only_row) DO UPDATE SET digest = excluded.digest, applied_at = now()
+INSERT INTO tributary.schema_definitions (digest, roles) VALUES ($1, $2)
+ON CONFLICT (only_row) DO UPDATE SET digest = excluded.digest, roles = excluded.roles, applied_at = now()
