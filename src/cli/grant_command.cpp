@@ -36,8 +36,8 @@ void add_grant_command(CLI::App& app, const GlobalOptions& global, Action& actio
     auto options = std::make_shared<GrantOptions>();
     auto* cmd = app.add_subcommand(
         "grant", "Make a PostgreSQL login role a member of tributary_loader, tributary_consumer or tributary_admin");
-    cmd->add_option("role", options->role, "loader, consumer or admin")->required();
-    cmd->add_option("user", options->user, "the login role (PostgreSQL user) to grant it to")->required();
+    cmd->add_option("ROLE", options->role, "loader, consumer or admin")->required();
+    cmd->add_option("USER", options->user, "the login role (PostgreSQL user) to grant it to")->required();
     cmd->add_flag("--revoke", options->revoke, "take the membership away instead");
     cmd->callback([&global, &action, options] {
         action = [&global, options] {

@@ -186,3 +186,17 @@ TEST_CASE("a migrating owner without CREATEROLE migrates, and grants to the role
     CHECK(empty.scalar("SELECT pg_get_userbyid(p.proowner) FROM pg_proc p WHERE p.proname = 'consumer_read'") ==
           owner.name());
 }
+
+TEST_CASE("migrate grants again when the group roles changed since the definitions were applied", "[roles]") {
+    TestDatabase db;
+    CHECK(db.scalar("SELECT roles FROM tributary.schema_definitions") ==
+          "tributary_admin,tributary_consumer,tributary_loader");
+    CHECK(postgres::Migrator(db.url()).migrate().empty());
+    // As if the roles had been created by hand after a migrate without CREATEROLE.
+    db.exec("UPDATE tributary.schema_definitions SET roles = ''");
+    db.exec("REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tributary FROM tributary_consumer");
+    const auto applied = postgres::Migrator(db.url()).migrate();
+    CHECK(applied.back() == "privileges/20_roles.sql");
+    CHECK(db.scalar("SELECT has_function_privilege('tributary_consumer',"
+                    " 'tributary.consumer_read(text, text, int)', 'EXECUTE')") == "t");
+}
