@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <pqxx/pqxx>
 
 #include "postgres/migrator.h"
@@ -112,6 +114,7 @@ TEST_CASE("each role does its job and nothing else", "[roles]") {
     run_tributary(admin_url, {"source", "resume", "roles.spare"});
     run_tributary(admin_url, {"source", "remove", "roles.spare"});
     run_tributary(admin_url, {"group", "create", "g", "--pattern", "roles.>", "--from", "beginning"});
+    run_tributary(admin_url, {"group", "create", "g2", "--pattern", "roles.>", "--from", "beginning"});
 
     // The loader loads every event.
     run_tributary(loader_url, {"run", "--until-idle", "--max-runtime", "60s"});
@@ -131,6 +134,12 @@ TEST_CASE("each role does its job and nothing else", "[roles]") {
         CHECK(tx.exec1("SELECT name FROM tributary.sources")[0].as<std::string>() == "roles.src-0");
         CHECK(tx.exec1("SELECT events_behind FROM tributary.group_status WHERE name = 'g'")[0].as<int>() == 0);
     }
+    // And through the CLI: tail, and consume a whole group.
+    const auto tailed = run_tributary(consumer_url, {"tail", "--pattern", "roles.>"}).out;
+    CHECK(std::count(tailed.begin(), tailed.end(), '\n') == 30);
+    CHECK(tailed.find("hunter2") == std::string::npos);
+    run_tributary(consumer_url, {"consume", "g2", "--exec", "cat > /dev/null", "--until-idle", "--max-runtime", "60s"});
+    CHECK(db.scalar("SELECT events_behind + batches_in_flight FROM tributary.group_status WHERE name = 'g2'") == "0");
     run_tributary(admin_url, {"group", "list"});
     run_tributary(admin_url, {"dlq", "list", "g"});
 
