@@ -107,14 +107,16 @@ std::string ensure_roles(pqxx::transaction_base& session) {
 }
 
 /// Re-applies every definition file, the privileges last, when the recorded
-/// digest differs or the group roles changed since, in one transaction, so
-/// a reader never sees half of a new set of functions or grants.
+/// digest differs, the group roles changed since, or `after_migrations` (a
+/// migration may have created a function PUBLIC may execute, or replaced a
+/// view), in one transaction, so a reader never sees half of a new set of
+/// functions or grants.
 void apply_definitions(pqxx::connection& connection, const std::vector<SqlFile>& definitions, const std::string& digest,
-                       const std::string& roles, std::vector<std::string>& done) {
+                       const std::string& roles, bool after_migrations, std::vector<std::string>& done) {
     pqxx::work tx(connection);
     const auto recorded = tx.exec(sql::definitions_digest);
-    if (!recorded.empty() && recorded[0][0].as<std::string>() == digest && !recorded[0][1].is_null() &&
-        recorded[0][1].as<std::string>() == roles)
+    if (!after_migrations && !recorded.empty() && recorded[0][0].as<std::string>() == digest &&
+        !recorded[0][1].is_null() && recorded[0][1].as<std::string>() == roles)
         return;
     for (const auto& definition : definitions) {
         tx.exec(definition.sql);
@@ -157,7 +159,7 @@ std::vector<std::string> Migrator::migrate() {
         spdlog::info("applied migration {}", migration.name);
         done.push_back(migration.name);
     }
-    apply_definitions(*connection, definitions_, definitions_digest_, roles, done);
+    apply_definitions(*connection, definitions_, definitions_digest_, roles, !done.empty(), done);
     return done;
 }
 

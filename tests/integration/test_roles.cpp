@@ -209,3 +209,15 @@ TEST_CASE("migrate grants again when the group roles changed since the definitio
     CHECK(db.scalar("SELECT has_function_privilege('tributary_consumer',"
                     " 'tributary.consumer_read(text, text, int)', 'EXECUTE')") == "t");
 }
+
+TEST_CASE("a function a migration creates is not PUBLIC's: migrate applies the privileges after it", "[roles]") {
+    TestDatabase db;
+    auto migrations = postgres::embedded_migrations();
+    migrations.push_back({9000, "9000_creates_a_function.sql",
+                          "CREATE FUNCTION tributary.made_by_a_migration() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+                          std::string(64, 'a')});
+    const auto applied = postgres::Migrator(db.url(), migrations).migrate();
+    CHECK(applied.front() == "9000_creates_a_function.sql");
+    CHECK(applied.back() == "privileges/20_roles.sql");
+    CHECK(db.scalar("SELECT has_function_privilege('public', 'tributary.made_by_a_migration()', 'EXECUTE')") == "f");
+}
