@@ -32,5 +32,6 @@ void add_group_commands(CLI::App& app, const GlobalOptions& global, Action& acti
 void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_tail_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_dlq_commands(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_grant_command(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace tributary::cli

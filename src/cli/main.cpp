@@ -45,6 +45,7 @@ int run_cli(int argc, char** argv) {
     add_consume_command(app, global, action);
     add_tail_command(app, global, action);
     add_dlq_commands(app, global, action);
+    add_grant_command(app, global, action);
 
     try {
         app.parse(argc, argv);

@@ -169,7 +169,7 @@ bool wait_for_schema(const std::string& db, StopSignal& stop, std::chrono::milli
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
         try {
-            postgres::Migrator(db).require_current(postgres::Migrator::Needs::tables);
+            postgres::Migrator(db).require_current(postgres::Migrator::Needs::tables_and_loader_functions);
             if (said) spdlog::info("database reachable again; starting");
             return true;
         } catch (const DatabaseUnavailable& e) {

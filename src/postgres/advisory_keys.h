@@ -13,7 +13,7 @@ constexpr int kAdvisoryNamespace = 0x74726962;
 /// positive, so it can never collide with a source lock.
 constexpr int kMigrationLockKey = 0;
 
-/// The lock argument of the loader's closing functions (migration 0006):
+/// The lock argument of the loader's closing functions (sql/internal/5*_loader_*.sql):
 /// the namespace when the statement should release the source's lock, else
 /// SQL NULL (libpqxx 6.4 passes a null pointer as NULL).
 inline const char* lock_to_release(bool held) {

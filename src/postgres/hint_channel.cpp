@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/wake_pacer.h"
+#include "postgres/statements.h"
 #include "session_settings.h"
 
 namespace tributary::postgres {
@@ -217,7 +218,7 @@ void HintChannel::serve_one_connection() {
         }
         if (batch.empty()) continue;
         pqxx::nontransaction tx(connection);
-        tx.exec_params("SELECT pg_notify($1, p) FROM unnest($2::text[]) p", options_.send_channel, array_literal(batch));
+        tx.exec_params(statements::hint_channel::notify, options_.send_channel, array_literal(batch));
         last_send = std::chrono::steady_clock::now();
         std::lock_guard<std::mutex> guard(state_->mutex);
         state_->sent += batch.size();

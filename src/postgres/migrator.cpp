@@ -1,39 +1,76 @@
 #include "migrator.h"
 
+#include <algorithm>
 #include <memory>
-#include <set>
+#include <optional>
 
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
 #include "advisory_keys.h"
 #include "core/errors.h"
+#include "postgres/statements.h"
 #include "session_settings.h"
 
 namespace tributary::postgres {
 
+namespace sql = statements::migrator;
+
 namespace {
 
-constexpr const char* kBookkeeping = R"sql(
-CREATE SCHEMA IF NOT EXISTS tributary;
-CREATE TABLE IF NOT EXISTS tributary.schema_migrations (
-    version    int PRIMARY KEY,
-    name       text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now());
-CREATE TABLE IF NOT EXISTS tributary.schema_definitions (
-    only_row   boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-    digest     text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()))sql";
+/// present_roles when every group role exists.
+constexpr const char* kAllRoles = "tributary_admin,tributary_consumer,tributary_loader";
 
-constexpr const char* kDefinitionsDigest = "SELECT digest FROM tributary.schema_definitions";
+struct AppliedMigration {
+    int version;
+    std::string name;
+    std::optional<std::string> checksum;  ///< none: applied by a binary that recorded none
+};
 
-std::set<int> applied_versions(pqxx::transaction_base& tx) {
-    std::set<int> versions;
-    for (const auto& row : tx.exec("SELECT version FROM tributary.schema_migrations")) versions.insert(row[0].as<int>());
-    return versions;
+std::vector<AppliedMigration> applied_migrations(pqxx::transaction_base& tx) {
+    std::vector<AppliedMigration> applied;
+    for (const auto& row : tx.exec(sql::applied_migrations))
+        applied.push_back({row[0].as<int>(), row[1].as<std::string>(),
+                           row[2].is_null() ? std::nullopt : std::optional<std::string>(row[2].as<std::string>())});
+    return applied;
 }
 
 int latest(const std::vector<SqlFile>& migrations) { return migrations.empty() ? 0 : migrations.back().version; }
+
+int latest(const std::vector<AppliedMigration>& applied) { return applied.empty() ? 0 : applied.back().version; }
+
+bool is_applied(const std::vector<AppliedMigration>& applied, int version) {
+    return std::any_of(applied.begin(), applied.end(), [&](const AppliedMigration& a) { return a.version == version; });
+}
+
+const SqlFile* embedded(const std::vector<SqlFile>& migrations, int version) {
+    for (const auto& migration : migrations)
+        if (migration.version == version) return &migration;
+    return nullptr;
+}
+
+/// Throws MigrationChanged for the first applied migration whose recorded
+/// checksum is not the embedded one's. Migrations without a checksum pass:
+/// `migrate` records theirs on first sight.
+void refuse_changed(const std::vector<AppliedMigration>& applied, const std::vector<SqlFile>& migrations) {
+    for (const auto& migration : applied) {
+        const auto* mine = embedded(migrations, migration.version);
+        if (!mine || !migration.checksum || *migration.checksum == mine->checksum) continue;
+        throw MigrationChanged("migration " + migration.name +
+                               " as applied to this database differs from this tributary's " + mine->name +
+                               " (SHA-256 recorded " + migration.checksum->substr(0, 12) + "..., this binary's " +
+                               mine->checksum.substr(0, 12) +
+                               "...): a migration never changes once applied, so this binary cannot know the "
+                               "schema it left. Use the tributary release that applied it; see the docs on upgrades");
+    }
+}
+
+void refuse_newer(const std::vector<AppliedMigration>& applied, const std::vector<SqlFile>& migrations) {
+    if (latest(applied) > latest(migrations))
+        throw std::runtime_error("the database schema is at version " + std::to_string(latest(applied)) +
+                                 ", newer than this tributary knows (" + std::to_string(latest(migrations)) +
+                                 "): upgrade tributary");
+}
 
 std::unique_ptr<pqxx::connection> connect(const std::string& conninfo) {
     try {
@@ -43,21 +80,49 @@ std::unique_ptr<pqxx::connection> connect(const std::string& conninfo) {
     }
 }
 
-/// Re-applies every definition file when the recorded digest differs, in one
-/// transaction, so a reader never sees half of a new set of functions.
+/// Migrations applied by binaries that recorded no checksum: recorded now,
+/// as this binary's. Earlier texts of 0001 and 0006 shipped; what they left
+/// differently, migration 0007 and the sql/ definitions put right.
+void record_first_sight(pqxx::transaction_base& tx, const std::vector<AppliedMigration>& applied,
+                        const std::vector<SqlFile>& migrations) {
+    for (const auto& migration : applied) {
+        const auto* mine = embedded(migrations, migration.version);
+        if (migration.checksum || !mine) continue;
+        tx.exec_params(sql::record_checksum, migration.version, mine->checksum);
+        spdlog::info("recorded the checksum of migration {} (applied by an older tributary)", migration.name);
+    }
+}
+
+/// Creates the group roles that are missing, when this role may; says which
+/// are still missing. Returns the ones that exist.
+std::string ensure_roles(pqxx::transaction_base& session) {
+    session.exec(sql::create_roles);
+    const auto present = session.exec1(sql::present_roles)[0].as<std::string>();
+    if (present != kAllRoles)
+        spdlog::warn("the roles tributary_loader, tributary_consumer and tributary_admin do not all exist (present: "
+                     "'{}'), and this role may not create roles (no CREATEROLE): their privileges are skipped. "
+                     "Create them (CREATE ROLE tributary_loader NOLOGIN; ...) and run `tributary migrate` again",
+                     present);
+    return present;
+}
+
+/// Re-applies every definition file, the privileges last, when the recorded
+/// digest differs, the group roles changed since, or `after_migrations` (a
+/// migration may have created a function PUBLIC may execute, or replaced a
+/// view), in one transaction, so a reader never sees half of a new set of
+/// functions or grants.
 void apply_definitions(pqxx::connection& connection, const std::vector<SqlFile>& definitions, const std::string& digest,
-                       std::vector<std::string>& done) {
+                       const std::string& roles, bool after_migrations, std::vector<std::string>& done) {
     pqxx::work tx(connection);
-    const auto recorded = tx.exec(kDefinitionsDigest);
-    if (!recorded.empty() && recorded[0][0].as<std::string>() == digest) return;
+    const auto recorded = tx.exec(sql::definitions_digest);
+    if (!after_migrations && !recorded.empty() && recorded[0][0].as<std::string>() == digest &&
+        !recorded[0][1].is_null() && recorded[0][1].as<std::string>() == roles)
+        return;
     for (const auto& definition : definitions) {
         tx.exec(definition.sql);
         done.push_back(definition.name);
     }
-    tx.exec_params(
-        "INSERT INTO tributary.schema_definitions (digest) VALUES ($1) "
-        "ON CONFLICT (only_row) DO UPDATE SET digest = excluded.digest, applied_at = now()",
-        digest);
+    tx.exec_params(sql::record_definitions, digest, roles);
     tx.commit();
     for (const auto& definition : definitions) spdlog::info("applied definitions {}", definition.name);
 }
@@ -75,27 +140,26 @@ std::vector<std::string> Migrator::migrate() {
     auto connection = connect(conninfo_);
     pqxx::nontransaction session(*connection);
     // Held until this connection closes, also when an exception leaves here.
-    session.exec_params("SELECT pg_advisory_lock($1, $2)", kAdvisoryNamespace, kMigrationLockKey);
-    session.exec(kBookkeeping);
-    const auto applied = applied_versions(session);
-    if (!applied.empty() && *applied.rbegin() > latest(migrations_))
-        throw std::runtime_error("the database schema is at version " + std::to_string(*applied.rbegin()) +
-                                 ", newer than this tributary knows (" + std::to_string(latest(migrations_)) +
-                                 "): upgrade tributary");
+    session.exec_params(sql::take_lock, kAdvisoryNamespace, kMigrationLockKey);
+    session.exec(sql::bookkeeping);
+    const auto applied = applied_migrations(session);
+    refuse_newer(applied, migrations_);
+    refuse_changed(applied, migrations_);
+    record_first_sight(session, applied, migrations_);
+    const auto roles = ensure_roles(session);
     session.commit();
 
     std::vector<std::string> done;
     for (const auto& migration : migrations_) {
-        if (applied.count(migration.version)) continue;
+        if (is_applied(applied, migration.version)) continue;
         pqxx::work tx(*connection);
         tx.exec(migration.sql);
-        tx.exec_params("INSERT INTO tributary.schema_migrations (version, name) VALUES ($1, $2)", migration.version,
-                       migration.name);
+        tx.exec_params(sql::record_migration, migration.version, migration.name, migration.checksum);
         tx.commit();
         spdlog::info("applied migration {}", migration.name);
         done.push_back(migration.name);
     }
-    apply_definitions(*connection, definitions_, definitions_digest_, done);
+    apply_definitions(*connection, definitions_, definitions_digest_, roles, !done.empty(), done);
     return done;
 }
 
@@ -112,15 +176,22 @@ void Migrator::require_current(Needs needs) {
 void Migrator::check_current(Needs needs) {
     auto connection = connect(conninfo_);
     pqxx::nontransaction tx(*connection);
-    const auto current = tx.exec1("SELECT to_regclass('tributary.schema_migrations') IS NOT NULL")[0].as<bool>();
-    const int version = current ? tx.exec1("SELECT coalesce(max(version), 0) FROM tributary.schema_migrations")[0].as<int>() : 0;
-    if (version < latest(migrations_))
-        throw std::runtime_error("the database schema is at version " + std::to_string(version) + ", this tributary needs " +
-                                 std::to_string(latest(migrations_)) + ": run `tributary migrate` first");
+    const auto bookkeeping = tx.exec1(sql::has_bookkeeping);
+    const auto applied = bookkeeping[0].as<bool>() ? applied_migrations(tx) : std::vector<AppliedMigration>();
+    refuse_changed(applied, migrations_);
+    if (latest(applied) < latest(migrations_))
+        throw std::runtime_error("the database schema is at version " + std::to_string(latest(applied)) +
+                                 ", this tributary needs " + std::to_string(latest(migrations_)) +
+                                 ": run `tributary migrate` first");
     if (needs == Needs::tables) return;
-    const bool has_definitions =
-        tx.exec1("SELECT to_regclass('tributary.schema_definitions') IS NOT NULL")[0].as<bool>();
-    const auto recorded = has_definitions ? tx.exec(kDefinitionsDigest) : pqxx::result();
+    if (needs == Needs::tables_and_loader_functions) {
+        const auto missing = tx.exec(sql::missing_loader_functions);
+        if (!missing.empty())
+            throw std::runtime_error("the database lacks the loader's function " + missing[0][0].as<std::string>() +
+                                     ": run `tributary migrate` first");
+        return;
+    }
+    const auto recorded = bookkeeping[1].as<bool>() ? tx.exec(sql::definitions_digest) : pqxx::result();
     if (recorded.empty() || recorded[0][0].as<std::string>() != definitions_digest_)
         throw std::runtime_error(
             "the database's functions and views differ from this tributary's: run `tributary migrate` first");

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -7,11 +8,27 @@
 
 namespace tributary::postgres {
 
+/// A migration applied to the database whose text differs from the one this
+/// binary embeds: the schema may not be what this binary's code expects.
+class MigrationChanged : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 /// Applies the embedded migrations in version order, each in its own
-/// transaction, recording it in `tributary.schema_migrations`; then, when the
-/// database's definitions differ from the binary's, the sql/ definitions in
-/// one transaction. Concurrent runs queue on an advisory lock, so the second
-/// finds nothing to do.
+/// transaction, recording it with the SHA-256 of its text in
+/// `tributary.schema_migrations`; creates the group roles tributary_loader,
+/// tributary_consumer and tributary_admin when missing and allowed
+/// (CREATEROLE; otherwise a warning); then, when the database's definitions
+/// differ from the binary's or a group role appeared since, the sql/
+/// definitions and privileges in one transaction.
+/// Concurrent runs queue on an advisory lock, so the second finds nothing
+/// to do.
+///
+/// A migration applied once never changes: one whose recorded checksum
+/// differs from the embedded text is refused (MigrationChanged). Rows from
+/// binaries that recorded no checksum get the embedded one on first sight
+/// (migrate only); the shipped edits of 0001 are repaired by 0007.
 class Migrator {
 public:
     explicit Migrator(std::string conninfo, const std::vector<SqlFile>& migrations = embedded_migrations(),
@@ -20,18 +37,21 @@ public:
 
     /// Names of the migrations and definition files applied by this call
     /// (empty: already current).
-    /// Throws when the database is newer than this binary.
+    /// Throws when the database is newer than this binary, and
+    /// MigrationChanged when an applied migration differs from this binary's.
     std::vector<std::string> migrate();
 
-    /// What a command needs of the database: the migrations (the loader,
-    /// whose SQL is in its adapters and in migration 0006's functions, kept
-    /// in a migration so that `run` depends on the schema version alone and
-    /// not on the consumer-group definitions), or the sql/ definitions too.
-    enum class Needs { tables, tables_and_definitions };
+    /// What a command needs of the database: the migrations; the migrations
+    /// and the loader's own functions with the signatures it calls (`run`:
+    /// its definitions' digest is not checked, so that a change to any
+    /// definition never stops loaders); or exactly this binary's sql/
+    /// definitions too.
+    enum class Needs { tables, tables_and_loader_functions, tables_and_definitions };
 
     /// Throws, telling the user to run `tributary migrate`, unless the
     /// database has every migration (and, if needed, exactly the
-    /// definitions) this binary knows.
+    /// definitions) this binary knows; throws MigrationChanged when an
+    /// applied migration's recorded checksum differs from this binary's.
     void require_current(Needs needs = Needs::tables_and_definitions);
 
 private:

@@ -1,6 +1,7 @@
 #include "postgres_group_admin.h"
 
 #include "core/group_log.h"
+#include "postgres/statements.h"
 #include "sql_errors.h"
 
 namespace tributary::postgres {
@@ -8,24 +9,7 @@ namespace tributary::postgres {
 namespace {
 
 // Administration is rare: plain parameterised statements, not prepared.
-constexpr const char* kCreateSql =
-    "SELECT tributary.group_create($1, $2, $3, $4, $5::interval, $6)";
-constexpr const char* kResetSql = "SELECT tributary.group_reset($1, $2)";
-constexpr const char* kDeleteSql = "SELECT tributary.group_delete($1)";
-constexpr const char* kStatusSql = R"sql(
-SELECT name, pattern, ordered, max_deliveries, (extract(epoch FROM lease) * 1000)::bigint,
-       events_behind, extract(epoch FROM oldest_unprocessed_age)::float8,
-       batches_in_flight, retries_waiting, dead_letters
-  FROM tributary.group_status
- WHERE $1::text IS NULL OR name = $1
- ORDER BY name)sql";
-constexpr const char* kGroupExistsSql = "SELECT 1 FROM tributary.consumer_groups WHERE name = $1";
-constexpr const char* kDeadLettersSql = R"sql(
-SELECT seq, source, event_id, payload::text, deliveries, last_error, failed_at::text
-  FROM tributary.dead_letters
- WHERE group_name = $1
- ORDER BY seq)sql";
-constexpr const char* kReplaySql = "SELECT tributary.dead_letter_replay($1, $2)";
+namespace sql = statements::group_admin;
 
 /// Runs `work` in one autocommit statement and turns the SQL API's errors
 /// into domain errors.
@@ -47,19 +31,19 @@ const char* null_or(const std::optional<std::string>& value) { return value ? va
 
 int PostgresGroupAdmin::create(const GroupSpec& spec) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
-        return tx.exec_params(kCreateSql, spec.name, spec.pattern, spec.from, spec.max_deliveries, spec.lease,
+        return tx.exec_params(sql::create_group, spec.name, spec.pattern, spec.from, spec.max_deliveries, spec.lease,
                               spec.ordered)[0][0]
             .as<int>();
     });
 }
 
 void PostgresGroupAdmin::reset(const std::string& name, const std::string& to) {
-    api_call(session_, [&](pqxx::nontransaction& tx) { return tx.exec_params(kResetSql, name, to).size(); });
+    api_call(session_, [&](pqxx::nontransaction& tx) { return tx.exec_params(sql::reset_group, name, to).size(); });
 }
 
 bool PostgresGroupAdmin::remove(const std::string& name) {
     return api_call(session_,
-                    [&](pqxx::nontransaction& tx) { return tx.exec_params(kDeleteSql, name)[0][0].as<bool>(); });
+                    [&](pqxx::nontransaction& tx) { return tx.exec_params(sql::delete_group, name)[0][0].as<bool>(); });
 }
 
 std::vector<GroupStatus> PostgresGroupAdmin::status() { return select_status(std::nullopt); }
@@ -73,7 +57,7 @@ std::optional<GroupStatus> PostgresGroupAdmin::status(const std::string& name) {
 std::vector<GroupStatus> PostgresGroupAdmin::select_status(const std::optional<std::string>& name) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
         std::vector<GroupStatus> out;
-        for (const auto& row : tx.exec_params(kStatusSql, null_or(name))) {
+        for (const auto& row : tx.exec_params(sql::status, null_or(name))) {
             GroupStatus s;
             s.name = row[0].as<std::string>();
             s.pattern = row[1].as<std::string>();
@@ -93,10 +77,10 @@ std::vector<GroupStatus> PostgresGroupAdmin::select_status(const std::optional<s
 
 std::vector<DeadLetter> PostgresGroupAdmin::dead_letters(const std::string& group) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
-        if (tx.exec_params(kGroupExistsSql, group).empty())
+        if (tx.exec_params(sql::group_exists, group).empty())
             throw GroupNotFound("no consumer group named '" + group + "' (see `tributary group list`)");
         std::vector<DeadLetter> out;
-        for (const auto& row : tx.exec_params(kDeadLettersSql, group))
+        for (const auto& row : tx.exec_params(sql::dead_letters, group))
             out.push_back(DeadLetter{row[0].as<std::int64_t>(), row[1].as<std::string>(),
                                      row[2].as<std::int64_t>(), row[3].as<std::string>(), row[4].as<int>(),
                                      row[5].is_null() ? std::string() : row[5].as<std::string>(),
@@ -108,7 +92,7 @@ std::vector<DeadLetter> PostgresGroupAdmin::dead_letters(const std::string& grou
 int PostgresGroupAdmin::replay(const std::string& group, std::optional<std::int64_t> seq) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
         const std::string seq_text = seq ? std::to_string(*seq) : std::string();
-        return tx.exec_params(kReplaySql, group, seq ? seq_text.c_str() : static_cast<const char*>(nullptr))[0][0]
+        return tx.exec_params(sql::replay, group, seq ? seq_text.c_str() : static_cast<const char*>(nullptr))[0][0]
             .as<int>();
     });
 }

@@ -1,5 +1,6 @@
 #include "postgres_group_log.h"
 
+#include "postgres/statements.h"
 #include "sql_errors.h"
 
 namespace tributary::postgres {
@@ -10,13 +11,6 @@ constexpr const char* kRead = "tributary_consumer_read";
 constexpr const char* kAck = "tributary_consumer_ack";
 constexpr const char* kFail = "tributary_consumer_fail";
 constexpr const char* kExtend = "tributary_consumer_extend";
-
-constexpr const char* kReadSql = R"sql(
-SELECT batch_id, lease_token::text, delivery, seq, source, event_id, payload::text, loaded_at::text
-  FROM tributary.consumer_read($1, $2, $3))sql";
-constexpr const char* kAckSql = "SELECT tributary.consumer_ack($1, $2::uuid)";
-constexpr const char* kFailSql = "SELECT tributary.consumer_fail($1, $2::uuid, $3)";
-constexpr const char* kExtendSql = "SELECT tributary.consumer_extend($1, $2::uuid)";
 
 /// SQLSTATE the SQL API raises for an unknown group.
 constexpr const char* kNoDataFound = "P0002";
@@ -38,10 +32,10 @@ LeasedBatch to_batch(const pqxx::result& rows) {
 
 PostgresGroupLog::PostgresGroupLog(PostgresSession& session, std::string group)
     : session_(session), group_(std::move(group)) {
-    session_.prepare(kRead, kReadSql);
-    session_.prepare(kAck, kAckSql);
-    session_.prepare(kFail, kFailSql);
-    session_.prepare(kExtend, kExtendSql);
+    session_.prepare(kRead, statements::group_log::read);
+    session_.prepare(kAck, statements::group_log::ack);
+    session_.prepare(kFail, statements::group_log::fail);
+    session_.prepare(kExtend, statements::group_log::extend);
 }
 
 std::optional<LeasedBatch> PostgresGroupLog::read(const std::string& consumer, int max_events) {

@@ -7,7 +7,7 @@
 
 namespace tributary::postgres {
 
-/// GroupLog over the SQL API of migrations/0002 and sql/20_consumer_groups.sql
+/// GroupLog over the SQL API of migrations/0002 and sql/api/
 /// (consumer_read, consumer_ack, consumer_fail, consumer_extend): every call is
 /// one autocommit statement on the session's connection. Not thread-safe, as
 /// the session.

@@ -1,5 +1,6 @@
 #include "postgres_log_reader.h"
 
+#include "postgres/statements.h"
 #include "sql_errors.h"
 
 namespace tributary::postgres {
@@ -7,22 +8,17 @@ namespace tributary::postgres {
 namespace {
 
 constexpr const char* kReadLog = "tributary_read_log";
-constexpr const char* kReadLogSql = R"sql(
-SELECT tx_id::text, seq, source, event_id, payload::text, loaded_at::text
-  FROM tributary.read_log($1, $2::xid8, $3, $4))sql";
-constexpr const char* kPositionSql = "SELECT tx_id::text, seq FROM tributary.log_position($1)";
-
 }  // namespace
 
 PostgresLogReader::PostgresLogReader(PostgresSession& session) : session_(session) {
-    session_.prepare(kReadLog, kReadLogSql);
+    session_.prepare(kReadLog, statements::log_reader::read_log);
 }
 
 LogPosition PostgresLogReader::position(const std::string& from) {
     try {
         return session_.run([&](pqxx::connection& c) {
             pqxx::nontransaction tx(c);
-            const auto row = tx.exec_params1(kPositionSql, from);
+            const auto row = tx.exec_params1(statements::log_reader::position, from);
             return LogPosition{row[0].as<std::string>(), row[1].as<std::int64_t>()};
         });
     } catch (const pqxx::sql_error& e) {

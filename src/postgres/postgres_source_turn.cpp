@@ -15,6 +15,7 @@
 #include "advisory_keys.h"
 #include "core/errors.h"
 #include "core/fault_points.h"
+#include "postgres/statements.h"
 
 namespace tributary::postgres {
 
@@ -55,25 +56,7 @@ constexpr const char* kReleased = "tributary_turn_close_released";
 constexpr const char* kReleaseIfHeld = "tributary_turn_release_if_held";
 constexpr const char* kCursorAt = "tributary_turn_cursor_at";
 
-constexpr const char* kClaimSql =
-    "SELECT decision, failures, drained, lease, empty_streak, cursor FROM tributary.loader_claim($1, $2, $3)";
-constexpr const char* kAppendSql =
-    "SELECT tributary.loader_append($1, $2, $3::bigint[], $4::jsonb, $5, $6, $7, $8)";
-constexpr const char* kAdvanceSql =
-    "UPDATE tributary.cursors"
-    "   SET last_event_id = $3, events_stored = events_stored + $4, last_stored_at = now()"
-    " WHERE source_id = $1 AND last_event_id = $2";
-constexpr const char* kInsertOneSql =
-    "INSERT INTO tributary.events (source_id, event_id, payload) VALUES ($1, $2, $3::jsonb)";
-constexpr const char* kCloseInBatchSql = "SELECT tributary.loader_gate_succeeded($1, $2, $3, $4, $5, $6, $7)";
-constexpr const char* kSucceededSql = "SELECT tributary.loader_close_succeeded($1, $2, $3, $4, $5, $6, $7)";
-constexpr const char* kFailedSql = "SELECT tributary.loader_close_failed($1, $2, $3, $4, $5, $6)";
-constexpr const char* kReleasedSql = "SELECT tributary.loader_close_released($1, $2, $3, $4)";
-constexpr const char* kCursorAtSql = "SELECT last_event_id FROM tributary.cursors WHERE source_id = $1";
-// Only a lock this session holds: unlocking one it does not earns a warning.
-constexpr const char* kReleaseIfHeldSql =
-    "SELECT pg_advisory_unlock($1, $2) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
-    " AND granted AND classid = $1::oid AND objid = $2::oid AND objsubid = 2";
+namespace sql = statements::source_turn;
 
 /// The request starts a little after the claim (lock waits up to
 /// lock_timeout, the loader's own bookkeeping): the margin keeps the lease
@@ -249,16 +232,16 @@ struct PostgresSourceTurn::BatchClose {
 };
 
 PostgresSourceTurn::PostgresSourceTurn(PostgresSession& session) : session_(session) {
-    session_.prepare(kClaim, kClaimSql);
-    session_.prepare(kAppend, kAppendSql);
-    session_.prepare(kAdvance, kAdvanceSql);
-    session_.prepare(kInsertOne, kInsertOneSql);
-    session_.prepare(kCloseInBatch, kCloseInBatchSql);
-    session_.prepare(kSucceeded, kSucceededSql);
-    session_.prepare(kFailed, kFailedSql);
-    session_.prepare(kReleased, kReleasedSql);
-    session_.prepare(kReleaseIfHeld, kReleaseIfHeldSql);
-    session_.prepare(kCursorAt, kCursorAtSql);
+    session_.prepare(kClaim, sql::claim);
+    session_.prepare(kAppend, sql::append);
+    session_.prepare(kAdvance, sql::advance_cursor);
+    session_.prepare(kInsertOne, sql::insert_one);
+    session_.prepare(kCloseInBatch, sql::close_in_batch);
+    session_.prepare(kSucceeded, sql::close_succeeded);
+    session_.prepare(kFailed, sql::close_failed);
+    session_.prepare(kReleased, sql::close_released);
+    session_.prepare(kReleaseIfHeld, sql::release_if_held);
+    session_.prepare(kCursorAt, sql::cursor_at);
 }
 
 void PostgresSourceTurn::note_lock(int source_id) {
@@ -342,10 +325,7 @@ std::optional<LockHolder> PostgresSourceTurn::stranger_holding(const Source& sou
     try {
         return session_.run([&](pqxx::connection& c) -> std::optional<LockHolder> {
             pqxx::nontransaction tx(c);
-            const auto rows = tx.exec_params(
-                "SELECT pid, holder_user, application, to_char(since AT TIME ZONE 'UTC', "
-                "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), reason FROM tributary.foreign_locks WHERE source_id = $1 LIMIT 1",
-                source.id);
+            const auto rows = tx.exec_params(sql::lock_stranger, source.id);
             if (rows.empty()) return std::nullopt;
             const auto& row = rows[0];
             return LockHolder{row[0].as<int>(0), printable(row[1].as<std::string>("")),

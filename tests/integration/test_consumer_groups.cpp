@@ -1,4 +1,4 @@
-// The consumer-group SQL API (sql/20_consumer_groups.sql) against a real
+// The consumer-group SQL API (sql/api/, sql/internal/) against a real
 // cluster, called the way any client would: libpqxx, one autocommit statement
 // per call. Events are inserted into tributary.events directly.
 //

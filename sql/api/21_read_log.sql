@@ -1,0 +1,38 @@
+-- Reading the log without a group: stateless, the caller keeps its position.
+--
+-- Public API (sql/api/): what users and consumers call. Errors a caller can
+-- fix carry SQLSTATE 22023 (bad argument: exit code 2 in the CLI) or P0002
+-- (no such group). Call these in autocommit or READ COMMITTED transactions: a
+-- consumer_read must see what other consumers committed a moment ago, and
+-- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- Up to p_max events after position (p_after_tx, p_after_seq) (NULL: the
+-- beginning) from sources matching p_pattern, under the same watermark as
+-- consumer_read. Stateless: the caller remembers the last (tx_id, seq).
+-- Called by: consumers without a group; `tributary tail`.
+CREATE OR REPLACE FUNCTION tributary.read_log(p_pattern text, p_after_tx xid8, p_after_seq bigint, p_max int DEFAULT 1000)
+RETURNS TABLE (tx_id xid8, seq bigint, source text, event_id bigint, payload jsonb, loaded_at timestamptz)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM tributary.check_pattern(p_pattern);
+    IF p_max IS NULL OR p_max NOT BETWEEN 1 AND 100000 THEN
+        RAISE EXCEPTION 'invalid batch size %: use 1 to 100000', p_max USING ERRCODE = '22023';
+    END IF;
+    RETURN QUERY
+    SELECT e.tx_id, e.seq, s.name, e.event_id, e.payload, e.loaded_at
+      FROM (SELECT e.* FROM tributary.events e
+             WHERE (e.tx_id, e.seq) > (coalesce(p_after_tx, '0'::xid8), coalesce(p_after_seq, 0))
+               AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+               AND e.source_id = ANY ((SELECT tributary.matching_sources(p_pattern))::int[])
+             ORDER BY e.tx_id, e.seq
+             LIMIT p_max) e
+      JOIN tributary.sources s ON s.id = e.source_id
+     ORDER BY e.tx_id, e.seq;
+END $$;

@@ -1,0 +1,77 @@
+-- Creating, moving and deleting consumer groups (admins).
+--
+-- Public API (sql/api/): what users and consumers call. Errors a caller can
+-- fix carry SQLSTATE 22023 (bad argument: exit code 2 in the CLI) or P0002
+-- (no such group). Call these in autocommit or READ COMMITTED transactions: a
+-- consumer_read must see what other consumers committed a moment ago, and
+-- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- NULL for an optional argument means its default, so a client can pass
+-- every argument whether the user gave it or not.
+-- Called by: admins; `tributary group create`.
+CREATE OR REPLACE FUNCTION tributary.group_create(
+    p_name text, p_pattern text DEFAULT '>', p_from text DEFAULT 'end',
+    p_max_deliveries int DEFAULT 5, p_lease interval DEFAULT '30 seconds',
+    p_ordered boolean DEFAULT false) RETURNS int
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_pattern text := coalesce(p_pattern, '>');
+    v_id int;
+BEGIN
+    IF p_name IS NULL OR p_name !~ '^[A-Za-z0-9._-]{1,100}$' THEN
+        RAISE EXCEPTION 'invalid group name ''%''', p_name USING ERRCODE = '22023',
+            HINT = 'Use 1 to 100 letters, digits, ''.'', ''_'' or ''-''.';
+    END IF;
+    PERFORM tributary.check_pattern(v_pattern);
+    IF coalesce(p_max_deliveries, 5) < 1 THEN
+        RAISE EXCEPTION 'invalid max deliveries %: it must be at least 1', p_max_deliveries USING ERRCODE = '22023';
+    END IF;
+    IF coalesce(p_lease, '30 seconds') <= interval '0' THEN
+        RAISE EXCEPTION 'invalid lease %: it must be positive, e.g. ''30 seconds''', p_lease USING ERRCODE = '22023';
+    END IF;
+    INSERT INTO tributary.consumer_groups (name, pattern, max_deliveries, lease, ordered, cursor_tx, cursor_seq)
+    SELECT p_name, v_pattern, coalesce(p_max_deliveries, 5), coalesce(p_lease, '30 seconds'),
+           coalesce(p_ordered, false), pos.tx_id, pos.seq
+      FROM tributary.log_position(coalesce(p_from, 'end')) pos
+    ON CONFLICT (name) DO NOTHING
+    RETURNING id INTO v_id;
+    IF v_id IS NULL THEN
+        RAISE EXCEPTION 'consumer group ''%'' already exists', p_name USING ERRCODE = '23505',
+            HINT = 'Pick another name, move it with group_reset, or delete it first with group_delete.';
+    END IF;
+    RETURN v_id;
+END $$;
+
+-- Moves the cursor; batches in flight and waiting retries are dropped (their
+-- late acks return false). Dead letters stay.
+-- Called by: admins; `tributary group reset`.
+CREATE OR REPLACE FUNCTION tributary.group_reset(p_name text, p_to text) RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_group tributary.consumer_groups := tributary.group_by_name(p_name);
+BEGIN
+    IF p_to IS NULL THEN
+        RAISE EXCEPTION 'say where to move the group: ''beginning'', ''end'' or a timestamp' USING ERRCODE = '22023';
+    END IF;
+    -- The group row first, as a fresh read does, so the two queue rather than deadlock.
+    PERFORM 1 FROM tributary.consumer_groups g WHERE g.id = v_group.id FOR NO KEY UPDATE;
+    DELETE FROM tributary.consumer_batches b WHERE b.group_id = v_group.id;
+    DELETE FROM tributary.consumer_retries r WHERE r.group_id = v_group.id;
+    UPDATE tributary.consumer_groups g SET cursor_tx = pos.tx_id, cursor_seq = pos.seq
+      FROM tributary.log_position(p_to) pos
+     WHERE g.id = v_group.id;
+END $$;
+
+-- Called by: admins; `tributary group delete`.
+CREATE OR REPLACE FUNCTION tributary.group_delete(p_name text) RETURNS boolean
+LANGUAGE sql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+WITH gone AS (DELETE FROM tributary.consumer_groups g WHERE g.name = p_name RETURNING 1)
+SELECT count(*) > 0 FROM gone $$;

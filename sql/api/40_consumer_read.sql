@@ -1,0 +1,50 @@
+-- Reading a batch for a consumer of a group.
+--
+-- Public API (sql/api/): what users and consumers call. Errors a caller can
+-- fix carry SQLSTATE 22023 (bad argument: exit code 2 in the CLI) or P0002
+-- (no such group). Call these in autocommit or READ COMMITTED transactions: a
+-- consumer_read must see what other consumers committed a moment ago, and
+-- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- A batch of up to p_max events for consumer p_consumer of group p_group,
+-- leased for the group's lease: in order of preference an expired batch taken
+-- over, one due retry, or fresh events. No rows: nothing to do now.
+-- Called by: consumers; `tributary consume`.
+CREATE OR REPLACE FUNCTION tributary.consumer_read(p_group text, p_consumer text, p_max int DEFAULT 1000)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
+               event_id bigint, payload jsonb, loaded_at timestamptz)
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    v_group tributary.consumer_groups := tributary.group_by_name(p_group);
+    v_batch tributary.consumer_batches;
+BEGIN
+    IF p_consumer IS NULL OR p_consumer = '' THEN
+        RAISE EXCEPTION 'name the consumer (any text that identifies it, e.g. host:pid)' USING ERRCODE = '22023';
+    END IF;
+    IF p_max IS NULL OR p_max NOT BETWEEN 1 AND 100000 THEN
+        RAISE EXCEPTION 'invalid batch size %: use 1 to 100000', p_max USING ERRCODE = '22023';
+    END IF;
+
+    v_batch := tributary.take_over_expired(v_group, p_consumer);
+    IF v_batch.id IS NULL THEN
+        v_batch := tributary.deliver_due_retry(v_group, p_consumer);
+    END IF;
+    IF v_batch.id IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM tributary.batch_events(v_batch);
+        RETURN;
+    END IF;
+
+    -- The group row again, locked, for the cursor as the last fresh read left it.
+    SELECT * INTO v_group FROM tributary.consumer_groups g WHERE g.id = v_group.id FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RETURN;    -- deleted meanwhile
+    END IF;
+    RETURN QUERY SELECT * FROM tributary.read_fresh(v_group, p_consumer, p_max);
+END $$;

@@ -1,0 +1,44 @@
+-- Dead letters: the events that failed max_deliveries times, and putting
+-- them back.
+--
+-- Public API (sql/api/): what users and consumers call. Errors a caller can
+-- fix carry SQLSTATE 22023 (bad argument: exit code 2 in the CLI) or P0002
+-- (no such group). Call these in autocommit or READ COMMITTED transactions: a
+-- consumer_read must see what other consumers committed a moment ago, and
+-- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- Puts dead letters of the group (all, or the one with seq p_seq) back as
+-- retries due now, with their delivery count at 0. Returns how many.
+-- Called by: admins; `tributary dlq replay`.
+CREATE OR REPLACE FUNCTION tributary.dead_letter_replay(p_group text, p_seq bigint DEFAULT NULL) RETURNS int
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_group tributary.consumer_groups := tributary.group_by_name(p_group);
+    v_count int;
+BEGIN
+    WITH revived AS (
+        DELETE FROM tributary.consumer_dead_letters d
+         WHERE d.group_id = v_group.id AND (p_seq IS NULL OR d.seq = p_seq)
+        RETURNING d.seq, d.last_error
+    )
+    INSERT INTO tributary.consumer_retries (group_id, seq, deliveries, next_attempt_at, last_error, source_id)
+    SELECT v_group.id, r.seq, 0, now(), r.last_error, e.source_id
+      FROM revived r JOIN tributary.events e ON e.seq = r.seq
+    ON CONFLICT (group_id, seq) DO NOTHING;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    RETURN v_count;
+END $$;
+
+-- Called by: admins and consumers; `tributary dlq list`.
+CREATE OR REPLACE VIEW tributary.dead_letters AS
+SELECT g.name AS group_name, d.seq, s.name AS source, e.event_id, e.payload, d.deliveries, d.last_error, d.failed_at
+  FROM tributary.consumer_dead_letters d
+  JOIN tributary.consumer_groups g ON g.id = d.group_id
+  JOIN tributary.events e ON e.seq = d.seq
+  JOIN tributary.sources s ON s.id = e.source_id;

@@ -1,0 +1,39 @@
+-- How far behind each group is.
+--
+-- Public API (sql/api/): what users and consumers call. Errors a caller can
+-- fix carry SQLSTATE 22023 (bad argument: exit code 2 in the CLI) or P0002
+-- (no such group). Call these in autocommit or READ COMMITTED transactions: a
+-- consumer_read must see what other consumers committed a moment ago, and
+-- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- events_behind: events of the group's sources not yet handed out (after the
+-- cursor). oldest_unprocessed_age: age (since loaded_at) of the oldest event
+-- not yet acked: behind, in flight or waiting for a retry (dead letters
+-- excluded); NULL when there is none.
+-- Called by: admins and consumers; `tributary group status`.
+CREATE OR REPLACE VIEW tributary.group_status AS
+SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
+       behind.events AS events_behind,
+       now() - least(behind.oldest, flight.oldest, retry.oldest) AS oldest_unprocessed_age,
+       flight.batches AS batches_in_flight,
+       retry.events AS retries_waiting,
+       dead.events AS dead_letters
+  FROM tributary.consumer_groups g
+ CROSS JOIN LATERAL tributary.group_backlog(g) behind
+ CROSS JOIN LATERAL (
+       SELECT count(*)::int AS batches,
+              (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2
+                 JOIN tributary.events e ON e.seq = ANY (b2.seqs) WHERE b2.group_id = g.id) AS oldest
+         FROM tributary.consumer_batches b WHERE b.group_id = g.id) flight
+ CROSS JOIN LATERAL (
+       SELECT count(*)::int AS events, min(e.loaded_at) AS oldest
+         FROM tributary.consumer_retries r JOIN tributary.events e ON e.seq = r.seq
+        WHERE r.group_id = g.id) retry
+ CROSS JOIN LATERAL (
+       SELECT count(*)::int AS events FROM tributary.consumer_dead_letters d WHERE d.group_id = g.id) dead
+ ORDER BY g.name;

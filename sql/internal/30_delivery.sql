@@ -1,0 +1,193 @@
+-- The steps of consumer_read and consumer_ack (api/40, api/41): taking over
+-- expired batches, due retries, fresh events, failing events. Calling them
+-- alone skips the locking their callers do.
+--
+-- Internal (sql/internal/): steps of the public functions and the loader's
+-- own functions. Nothing outside tributary should call them.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- The rows consumer_read returns for a batch that is already in the table.
+-- Called by: consumer_read.
+CREATE OR REPLACE FUNCTION tributary.batch_events(b tributary.consumer_batches)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
+               event_id bigint, payload jsonb, loaded_at timestamptz)
+LANGUAGE sql STABLE AS $$
+SELECT b.id, b.lease_token, b.delivery, e.seq, s.name, e.event_id, e.payload, e.loaded_at
+  FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id
+ WHERE e.seq = ANY (b.seqs)
+ ORDER BY e.tx_id, e.seq $$;
+
+-- A random wait before the next delivery of an event delivered p_deliveries
+-- times: up to retry_base * 2^(deliveries-1), capped (full jitter, so that
+-- events failed together do not come back together).
+-- Called by: fail_events.
+CREATE OR REPLACE FUNCTION tributary.retry_delay(g tributary.consumer_groups, p_deliveries int) RETURNS interval
+LANGUAGE sql VOLATILE AS $$
+SELECT random() * least(g.retry_cap, g.retry_base * power(2, least(greatest(p_deliveries - 1, 0), 30))) $$;
+
+-- Events p_seqs of batch b (already deleted by the caller) failed with
+-- p_error. A single-event delivery that reached max_deliveries goes to the
+-- dead letters; anything else waits to be retried alone, after a backoff
+-- (p_backoff) or at once. Events of a multi-event batch are never
+-- dead-lettered from it: a poison event must not take its neighbours along.
+-- Called by: take_over_expired, consumer_ack, consumer_fail.
+CREATE OR REPLACE FUNCTION tributary.fail_events(g tributary.consumer_groups, b tributary.consumer_batches,
+                                                  p_seqs bigint[], p_error text, p_backoff boolean) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF cardinality(b.seqs) = 1 AND b.delivery >= g.max_deliveries THEN
+        INSERT INTO tributary.consumer_dead_letters AS d (group_id, seq, deliveries, last_error)
+        VALUES (g.id, b.seqs[1], b.delivery, p_error)
+        ON CONFLICT (group_id, seq) DO UPDATE    -- dead before a group_reset, and again
+            SET deliveries = excluded.deliveries, last_error = excluded.last_error, failed_at = now();
+        RETURN;
+    END IF;
+    INSERT INTO tributary.consumer_retries AS r (group_id, seq, deliveries, next_attempt_at, last_error, source_id)
+    SELECT g.id, x.seq, b.delivery,
+           now() + CASE WHEN p_backoff THEN tributary.retry_delay(g, b.delivery) ELSE interval '0' END,
+           p_error, x.source_id
+      FROM unnest(b.seqs, b.source_ids) AS x(seq, source_id)
+     WHERE x.seq = ANY (p_seqs)
+    ON CONFLICT (group_id, seq) DO UPDATE
+        SET deliveries = greatest(r.deliveries, excluded.deliveries),
+            next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error;
+END $$;
+
+-- Step 1 of a read: take over one batch whose lease expired (the XAUTOCLAIM
+-- of this design). It gets a new token, consumer and lease, delivery + 1;
+-- unless it was delivered max_deliveries times already: then its events are
+-- split into retries due now (a multi-event batch) or dead-lettered (a single
+-- event), and the next expired batch is tried. NULL: none expired.
+-- Called by: consumer_read.
+CREATE OR REPLACE FUNCTION tributary.take_over_expired(g tributary.consumer_groups, p_consumer text)
+RETURNS tributary.consumer_batches
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_batch tributary.consumer_batches;
+BEGIN
+    LOOP
+        -- SKIP LOCKED: consumers racing for expired batches each get another one.
+        SELECT * INTO v_batch FROM tributary.consumer_batches b
+         WHERE b.group_id = g.id AND b.leased_until < now()
+         ORDER BY b.leased_until LIMIT 1
+           FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN NULL;
+        END IF;
+        IF v_batch.delivery < g.max_deliveries THEN
+            UPDATE tributary.consumer_batches b
+               SET consumer = p_consumer, lease_token = gen_random_uuid(), leased_until = now() + g.lease,
+                   delivery = b.delivery + 1
+             WHERE b.id = v_batch.id
+            RETURNING * INTO v_batch;
+            RETURN v_batch;
+        END IF;
+        DELETE FROM tributary.consumer_batches b WHERE b.id = v_batch.id;
+        PERFORM tributary.fail_events(g, v_batch, v_batch.seqs,
+                                      format('lease expired %s times (last held by %s)', v_batch.delivery, v_batch.consumer),
+                                      false);
+    END LOOP;
+END $$;
+
+-- Step 2 of a read: one retry that is due, delivered alone (its row moves into
+-- the batch while the batch holds it). In an ordered group only the oldest
+-- event of a source that has no batch in flight may go. NULL: none due.
+-- Called by: consumer_read.
+CREATE OR REPLACE FUNCTION tributary.deliver_due_retry(g tributary.consumer_groups, p_consumer text)
+RETURNS tributary.consumer_batches
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_retry tributary.consumer_retries;
+    v_batch tributary.consumer_batches;
+BEGIN
+    SELECT * INTO v_retry FROM tributary.consumer_retries r
+     WHERE r.group_id = g.id AND r.next_attempt_at <= now()
+       AND (NOT g.ordered OR (
+            NOT EXISTS (SELECT 1 FROM tributary.consumer_batches b
+                         WHERE b.group_id = g.id AND r.source_id = ANY (b.source_ids))
+        AND NOT EXISTS (SELECT 1 FROM tributary.consumer_retries older
+                         WHERE older.group_id = g.id AND older.source_id = r.source_id AND older.seq < r.seq)))
+     ORDER BY r.next_attempt_at LIMIT 1
+       FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM tributary.consumer_retries r WHERE r.group_id = g.id AND r.seq = v_retry.seq;
+    INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
+    VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, v_retry.deliveries + 1,
+            ARRAY[v_retry.seq], ARRAY[v_retry.source_id])
+    RETURNING * INTO v_batch;
+    RETURN v_batch;
+END $$;
+
+-- Sources an ordered group may not hand out now: a batch in flight or a retry waiting.
+-- Called by: read_fresh.
+CREATE OR REPLACE FUNCTION tributary.busy_sources(p_group_id int) RETURNS int[]
+LANGUAGE sql STABLE AS $$
+SELECT ARRAY(SELECT unnest(b.source_ids) FROM tributary.consumer_batches b WHERE b.group_id = p_group_id
+             UNION
+             SELECT r.source_id FROM tributary.consumer_retries r WHERE r.group_id = p_group_id) $$;
+
+-- Step 3 of a read: fresh events after the cursor. The caller holds the group
+-- row locked (FOR NO KEY UPDATE), so fresh reads of one group queue and never
+-- hand out the same events twice. One statement, so one snapshot: the
+-- watermark, the sources that match and the events all come from it. Only
+-- events of transactions older than every transaction still running
+-- (tx_id < the snapshot's xmin) are read; those cannot be joined by a late
+-- commit below them, so the cursor never passes an event still to come.
+-- Called by: consumer_read.
+CREATE OR REPLACE FUNCTION tributary.read_fresh(g tributary.consumer_groups, p_consumer text, p_max int)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
+               event_id bigint, payload jsonb, loaded_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    -- Ordered groups stop before the first event of a busy source (a prefix,
+    -- so the one cursor stays exact). Computed before the read: the set can
+    -- only shrink meanwhile (new batches of a group come from its own fresh
+    -- reads, which wait for our lock, or from events already busy), so it
+    -- may hold back too much for one read, never too little.
+    v_busy int[] := CASE WHEN g.ordered THEN tributary.busy_sources(g.id) ELSE '{}' END;
+BEGIN
+    RETURN QUERY
+    WITH candidates AS MATERIALIZED (
+        SELECT e.seq, e.tx_id, e.source_id, e.event_id, e.payload, e.loaded_at
+          FROM tributary.events e
+         WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+           AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+           AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[])
+         ORDER BY e.tx_id, e.seq
+         LIMIT p_max
+    ), stop AS (
+        SELECT c.tx_id, c.seq FROM candidates c WHERE c.source_id = ANY (v_busy)
+         ORDER BY c.tx_id, c.seq LIMIT 1
+    ), picked AS MATERIALIZED (
+        SELECT c.* FROM candidates c
+         WHERE NOT EXISTS (SELECT 1 FROM stop WHERE (stop.tx_id, stop.seq) <= (c.tx_id, c.seq))
+    ), next_cursor AS (
+        -- The last event handed out; or, when this read took everything up to
+        -- the watermark, the watermark itself, so the events before it that
+        -- this group does not want are not scanned again.
+        SELECT pg_snapshot_xmin(pg_current_snapshot()) AS tx_id, 0::bigint AS seq
+         WHERE (SELECT count(*) FROM candidates) < p_max
+           AND (SELECT count(*) FROM picked) = (SELECT count(*) FROM candidates)
+        UNION ALL
+        SELECT p.tx_id, p.seq FROM picked p
+        ORDER BY 1 DESC, 2 DESC LIMIT 1
+    ), moved AS (
+        UPDATE tributary.consumer_groups gr SET cursor_tx = n.tx_id, cursor_seq = n.seq
+          FROM next_cursor n
+         WHERE gr.id = g.id AND (n.tx_id, n.seq) > (gr.cursor_tx, gr.cursor_seq)
+    ), batch AS (
+        INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
+        SELECT g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1,
+               array_agg(p.seq ORDER BY p.tx_id, p.seq), array_agg(p.source_id ORDER BY p.tx_id, p.seq)
+          FROM picked p
+        HAVING count(*) > 0
+        RETURNING id, lease_token, delivery
+    )
+    SELECT b.id, b.lease_token, b.delivery, p.seq, s.name, p.event_id, p.payload, p.loaded_at
+      FROM picked p CROSS JOIN batch b JOIN tributary.sources s ON s.id = p.source_id
+     ORDER BY p.tx_id, p.seq;
+END $$;

@@ -1,0 +1,21 @@
+-- A group's backlog, for the view group_status (api/60_group_status.sql).
+-- It runs as its owner (SECURITY DEFINER): a view's callers need EXECUTE on
+-- the functions it calls, and this one reads events and sources.
+--
+-- Internal (sql/internal/): steps of the public functions and the loader's
+-- own functions. Nothing outside tributary should call them.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- A group's backlog: events of its sources after its cursor, and the oldest
+-- loaded_at among them. Counting scans the backlog: cheap while consumers keep
+-- up. Without JIT, which costs more than the count on the large estimates
+-- that a big backlog gives.
+-- Called by: the view group_status.
+CREATE OR REPLACE FUNCTION tributary.group_backlog(g tributary.consumer_groups, OUT events bigint, OUT oldest timestamptz)
+LANGUAGE sql STABLE SET jit = off
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+SELECT count(*), min(e.loaded_at)
+  FROM tributary.events e
+ WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+   AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[]) $$;

@@ -1,0 +1,84 @@
+-- The claim: lock, gate and cursor in one statement.
+--
+-- Internal (sql/internal/): the loader's own functions (docs/design.md §5): a
+-- turn at a source is loader_claim, the fetch, then loader_append or one of
+-- the loader_close_* (src/postgres/postgres_source_turn.cpp calls them).
+-- Nothing else should call them: only tributary_loader may execute them
+-- (sql/privileges/20_roles.sql). They run with the caller's rights; the
+-- loader holds the table privileges they use anyway (it COPYs into events).
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE. They were created by migration
+-- 0006 until they moved here; 0006 stays as history.
+
+-- A loader's turn at a source in two statements around the fetch, where it
+-- took eight: one claim (lock, gate and cursor, docs/design.md §5 steps 1-3) and
+-- one that stores a small batch and closes the slot (the gate's verdict, and
+-- the lock released), or just closes it. They are the loader's own; nothing
+-- else should call them.
+--
+-- The claim and the closes that store nothing commit asynchronously
+-- (synchronous_commit off for their own transaction only): the gate row is
+-- a schedule, not data, and waiting for its WAL flush cost more than
+-- everything else in a small turn (bench/run many-small). What a PostgreSQL
+-- crash can forget is the last fraction of a second of gate updates: see
+-- README "How it works" for what that means for the schedule. A batch,
+-- events and cursor and its close, always commits synchronously, and its
+-- flush carries every gate update before it.
+
+-- Lock, then gate: the slot is claimed only by the lock's holder, and the
+-- cursor is read after both (a statement of its own, so with a snapshot that
+-- sees every batch committed before the lock was taken). Unless the answer is
+-- 'pass', the lock is not held when this returns, also when it fails (the
+-- caller checks pg_locks after an error all the same: a cancel can land
+-- after the block below).
+CREATE OR REPLACE FUNCTION tributary.loader_claim(p_source int, p_lock_namespace int, p_lease_ms bigint,
+                                                  OUT decision text, OUT failures int, OUT drained boolean,
+                                                  OUT lease bigint, OUT empty_streak int, OUT cursor bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    locked boolean := false;
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    BEGIN
+        locked := pg_try_advisory_lock(p_lock_namespace, p_source);
+        IF NOT locked THEN
+            decision := 'locked';
+            RETURN;
+        END IF;
+        -- The lease counts up, and never below the clock (in ms): a claim
+        -- that a PostgreSQL crash forgot is not handed out again, so a close
+        -- replayed under it cannot close a newer claim's slot.
+        UPDATE tributary.gates g
+           SET last_request = now(),
+               next_allowed_at = now() + make_interval(secs => p_lease_ms::double precision / 1000),
+               lease = greatest(g.lease + 1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+         WHERE g.source_id = p_source AND g.next_allowed_at <= now()
+        RETURNING g.failures, g.drained, g.lease, g.empty_streak
+             INTO failures, drained, lease, empty_streak;
+        IF FOUND THEN
+            decision := 'pass';
+            SELECT c.last_event_id INTO cursor FROM tributary.cursors c WHERE c.source_id = p_source;
+            RETURN;
+        END IF;
+        -- No row at all: the source was removed meanwhile; not due, for good.
+        SELECT g.failures, g.drained, g.empty_streak INTO failures, drained, empty_streak
+          FROM tributary.gates g WHERE g.source_id = p_source;
+        decision := CASE WHEN coalesce(failures, 0) > 0 THEN 'backing_off' ELSE 'not_due' END;
+        PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        -- A session lock outlives the statement that took it: never keep
+        -- one the caller does not know it holds.
+        IF locked THEN
+            PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+        END IF;
+        RAISE;
+    END;
+END
+$$;
+
+-- The three closes. Each applies once per lease (closed_lease), and then
+-- lets the lock go when p_lock_namespace is given (NULL: the lock died with
+-- an earlier session). The lock goes last: a close that fails keeps it, as
+-- the caller's bookkeeping expects, and from the UPDATE on, the gate row's
+-- lock (held to the commit) keeps anyone who takes the advisory lock from
+-- claiming the slot before the close is visible.

@@ -1,0 +1,24 @@
+-- Triggers on tributary.sources (the triggers themselves are created by the
+-- migrations; their functions live here).
+--
+-- Internal (sql/internal/): nothing calls these but PostgreSQL.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE. Created by migration 0005 until it
+-- moved here; 0005 stays as history.
+
+-- Keeps what the foreign key events.source_id -> sources protected (0005
+-- dropped it for the cost of its per-row lock): a source with events cannot
+-- be deleted (tributary never deletes events).
+-- Called by: the trigger sources_keep_events (BEFORE DELETE ON tributary.sources).
+CREATE OR REPLACE FUNCTION tributary.refuse_deleting_a_source_with_events() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Wait for a batch being stored right now: it moves the cursor row
+    -- first, in its own transaction; once it is done, its events are seen.
+    PERFORM 1 FROM tributary.cursors WHERE source_id = OLD.id FOR UPDATE;
+    IF EXISTS (SELECT 1 FROM tributary.events WHERE source_id = OLD.id) THEN
+        RAISE EXCEPTION 'source "%" has stored events, and tributary never deletes events', OLD.name
+            USING ERRCODE = '23503', HINT = 'Pause it instead: tributary source pause ' || OLD.name;
+    END IF;
+    RETURN OLD;
+END $$;

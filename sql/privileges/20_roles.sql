@@ -1,0 +1,94 @@
+-- The three group roles (NOLOGIN; `migrate` creates them when it may, and
+-- `tributary grant ROLE USER` makes a login role a member) and exactly what
+-- each needs. A role that does not exist is skipped; `migrate` applies this
+-- again once it does.
+--
+--   tributary_loader    `run` (and `status`): reads sources with their URLs
+--                       and headers, moves gates and cursors, appends events.
+--   tributary_consumer  `consume`, `tail`, the consumer_* functions and
+--                       read_log: never a URL or a header, never a write
+--                       outside its own group's batches (which the API does).
+--   tributary_admin     `source`, `group`, `dlq`, `status`: manages sources
+--                       (secrets included) and groups.
+--
+-- The public functions the consumer and the admin call run as their owner
+-- (SECURITY DEFINER, sql/api/): these roles get EXECUTE on them, not the
+-- tables behind them. The loader's functions run with the loader's rights:
+-- it holds the table privileges they use anyway (it COPYs into events).
+-- Every role reads the migrator's bookkeeping: each command checks the
+-- schema before it starts.
+--
+-- Privileges (sql/privileges/): see 10_public.sql.
+
+DO $$
+BEGIN
+    IF to_regrole('tributary_loader') IS NOT NULL THEN
+        -- From nothing, so that this file is the whole truth.
+        REVOKE ALL ON ALL TABLES IN SCHEMA tributary FROM tributary_loader;
+        REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tributary FROM tributary_loader;
+        GRANT USAGE ON SCHEMA tributary TO tributary_loader;
+        GRANT SELECT ON tributary.schema_migrations, tributary.schema_definitions TO tributary_loader;
+        GRANT SELECT ON tributary.sources TO tributary_loader;
+        GRANT SELECT, UPDATE ON tributary.gates, tributary.cursors TO tributary_loader;
+        GRANT INSERT ON tributary.events TO tributary_loader;
+        -- `status` and the loader's warning name sessions that hold a source's lock.
+        GRANT SELECT ON tributary.foreign_locks TO tributary_loader;
+        GRANT EXECUTE ON FUNCTION
+            tributary.loader_claim(int, int, bigint),
+            tributary.loader_gate_succeeded(int, int, bigint, bigint, bigint, boolean, bigint),
+            tributary.loader_close_succeeded(int, int, bigint, bigint, bigint, boolean, bigint),
+            tributary.loader_close_failed(int, int, bigint, bigint, text, text),
+            tributary.loader_close_released(int, int, bigint, bigint),
+            tributary.loader_append(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint)
+            TO tributary_loader;
+    END IF;
+
+    IF to_regrole('tributary_consumer') IS NOT NULL THEN
+        -- From nothing, so that this file is the whole truth.
+        REVOKE ALL ON ALL TABLES IN SCHEMA tributary FROM tributary_consumer;
+        REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tributary FROM tributary_consumer;
+        GRANT USAGE ON SCHEMA tributary TO tributary_consumer;
+        GRANT SELECT ON tributary.schema_migrations, tributary.schema_definitions TO tributary_consumer;
+        -- Names for patterns; never url or headers.
+        GRANT SELECT (id, name, kind, enabled, created_at) ON tributary.sources TO tributary_consumer;
+        GRANT SELECT ON tributary.group_status, tributary.dead_letters TO tributary_consumer;
+        GRANT EXECUTE ON FUNCTION
+            tributary.consumer_read(text, text, int),
+            tributary.consumer_ack(bigint, uuid, bigint[], text),
+            tributary.consumer_fail(bigint, uuid, text),
+            tributary.consumer_extend(bigint, uuid, interval),
+            tributary.read_log(text, xid8, bigint, int),
+            tributary.log_position(text),
+            tributary.pattern_matches(text, text),
+            tributary.group_backlog(tributary.consumer_groups)
+            TO tributary_consumer;
+    END IF;
+
+    IF to_regrole('tributary_admin') IS NOT NULL THEN
+        -- From nothing, so that this file is the whole truth.
+        REVOKE ALL ON ALL TABLES IN SCHEMA tributary FROM tributary_admin;
+        REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tributary FROM tributary_admin;
+        GRANT USAGE ON SCHEMA tributary TO tributary_admin;
+        GRANT SELECT ON tributary.schema_migrations, tributary.schema_definitions TO tributary_admin;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON tributary.sources TO tributary_admin;
+        -- A new source's cursor (`source add --after-id`) and gate; `source
+        -- remove` locks the cursor row and checks for events.
+        GRANT SELECT, INSERT, UPDATE ON tributary.cursors TO tributary_admin;
+        GRANT SELECT, INSERT ON tributary.gates TO tributary_admin;
+        GRANT SELECT ON tributary.events TO tributary_admin;
+        GRANT SELECT ON tributary.consumer_groups, tributary.consumer_batches, tributary.consumer_retries,
+                        tributary.consumer_dead_letters TO tributary_admin;
+        GRANT SELECT ON tributary.group_status, tributary.dead_letters TO tributary_admin;
+        GRANT SELECT ON tributary.foreign_locks TO tributary_admin;
+        GRANT EXECUTE ON FUNCTION
+            tributary.group_create(text, text, text, int, interval, boolean),
+            tributary.group_reset(text, text),
+            tributary.group_delete(text),
+            tributary.dead_letter_replay(text, bigint),
+            tributary.read_log(text, xid8, bigint, int),
+            tributary.log_position(text),
+            tributary.pattern_matches(text, text),
+            tributary.group_backlog(tributary.consumer_groups)
+            TO tributary_admin;
+    END IF;
+END $$;

@@ -1,0 +1,4 @@
+SELECT seq, source, event_id, payload::text, deliveries, last_error, failed_at::text
+  FROM tributary.dead_letters
+ WHERE group_name = $1
+ ORDER BY seq

@@ -1,0 +1,1 @@
+SELECT tributary.group_delete($1)

@@ -1,0 +1,1 @@
+SELECT 1 FROM tributary.consumer_groups WHERE name = $1

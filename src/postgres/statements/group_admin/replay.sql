@@ -1,0 +1,1 @@
+SELECT tributary.dead_letter_replay($1, $2)

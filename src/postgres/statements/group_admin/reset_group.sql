@@ -1,0 +1,1 @@
+SELECT tributary.group_reset($1, $2)

@@ -1,0 +1,1 @@
+SELECT tributary.consumer_ack($1, $2::uuid)

@@ -1,0 +1,1 @@
+SELECT tributary.consumer_extend($1, $2::uuid)

@@ -1,0 +1,1 @@
+SELECT tributary.consumer_fail($1, $2::uuid, $3)

@@ -1,0 +1,2 @@
+SELECT tx_id::text, seq, source, event_id, payload::text, loaded_at::text
+  FROM tributary.read_log($1, $2::xid8, $3, $4)

@@ -1,0 +1,6 @@
+-- Which of the group roles exist, as one comma-separated text ('' for none):
+-- recorded with the definitions, so that a role created later gets its
+-- privileges from the next migrate.
+SELECT coalesce(string_agg(r, ',' ORDER BY r), '')
+  FROM unnest(ARRAY['tributary_admin', 'tributary_consumer', 'tributary_loader']) r
+ WHERE to_regrole(r) IS NOT NULL

@@ -1,0 +1,1 @@
+SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $1)

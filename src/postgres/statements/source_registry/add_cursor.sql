@@ -1,0 +1,1 @@
+INSERT INTO tributary.cursors (source_id, last_event_id) VALUES ($1, $2)

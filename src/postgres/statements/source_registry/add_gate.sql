@@ -1,0 +1,1 @@
+INSERT INTO tributary.gates (source_id) VALUES ($1)

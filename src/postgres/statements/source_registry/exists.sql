@@ -1,0 +1,1 @@
+SELECT 1 FROM tributary.sources WHERE name = $1

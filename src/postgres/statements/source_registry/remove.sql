@@ -1,0 +1,1 @@
+DELETE FROM tributary.sources WHERE id = $1

@@ -1,0 +1,1 @@
+UPDATE tributary.sources SET enabled = $2 WHERE name = $1

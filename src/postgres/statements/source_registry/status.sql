@@ -1,0 +1,17 @@
+-- One row per source: its gate, cursor and, when a session that is not a loader holds its lock,
+-- that session (tributary.foreign_locks).
+SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
+       extract(epoch FROM now() - g.last_request)::float8,
+       extract(epoch FROM now() - g.last_success_at)::float8,
+       CASE WHEN g.next_allowed_at > now() THEN extract(epoch FROM g.next_allowed_at - now())::float8 ELSE 0 END,
+       g.last_error,
+       extract(epoch FROM now() - g.last_error_at)::float8,
+       g.backlog,
+       f.pid, f.holder_user, f.application,
+       to_char(f.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), f.reason
+  FROM tributary.sources s
+  JOIN tributary.cursors c ON c.source_id = s.id
+  JOIN tributary.gates g ON g.source_id = s.id
+  LEFT JOIN (SELECT DISTINCT ON (source_id) * FROM tributary.foreign_locks ORDER BY source_id, pid) f
+         ON f.source_id = s.id
+ ORDER BY s.name

@@ -1,0 +1,1 @@
+SELECT tributary.loader_close_released($1, $2, $3, $4)

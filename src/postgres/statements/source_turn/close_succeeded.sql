@@ -1,0 +1,1 @@
+SELECT tributary.loader_close_succeeded($1, $2, $3, $4, $5, $6, $7)
