@@ -127,6 +127,29 @@ void apply_definitions(pqxx::connection& connection, const std::vector<SqlFile>&
     for (const auto& definition : definitions) spdlog::info("applied definitions {}", definition.name);
 }
 
+/// True when migrate() would change nothing: every migration applied with
+/// this binary's checksum, this binary's definitions, and every group role
+/// present and granted. Reads only, so that a role with no right to change
+/// the schema (a loader's `ExecStartPre=tributary migrate`) passes once the
+/// owner has migrated; anything to do takes the locked path, which needs
+/// the owner's rights.
+bool is_current(pqxx::connection& connection, const std::vector<SqlFile>& migrations, const std::string& digest) {
+    pqxx::read_transaction tx(connection);
+    const auto bookkeeping = tx.exec1(sql::has_bookkeeping);
+    if (!bookkeeping[0].as<bool>() || !bookkeeping[1].as<bool>()) return false;
+    const auto applied = applied_migrations(tx);
+    refuse_newer(applied, migrations);
+    refuse_changed(applied, migrations);
+    for (const auto& migration : migrations)
+        if (!is_applied(applied, migration.version)) return false;
+    for (const auto& migration : applied)
+        if (!migration.checksum) return false;
+    const auto recorded = tx.exec(sql::definitions_digest);
+    const auto present = tx.exec1(sql::present_roles)[0].as<std::string>();
+    return !recorded.empty() && recorded[0][0].as<std::string>() == digest && present == kAllRoles &&
+           !recorded[0][1].is_null() && recorded[0][1].as<std::string>() == present;
+}
+
 }  // namespace
 
 Migrator::Migrator(std::string conninfo, const std::vector<SqlFile>& migrations,
@@ -138,6 +161,7 @@ Migrator::Migrator(std::string conninfo, const std::vector<SqlFile>& migrations,
 
 std::vector<std::string> Migrator::migrate() {
     auto connection = connect(conninfo_);
+    if (is_current(*connection, migrations_, definitions_digest_)) return {};
     pqxx::nontransaction session(*connection);
     // Held until this connection closes, also when an exception leaves here.
     session.exec_params(sql::take_lock, kAdvisoryNamespace, kMigrationLockKey);
