@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "waiting_connections.h"
+
 namespace tributary::metrics {
 
 namespace {
@@ -27,6 +29,11 @@ constexpr unsigned kIdleTimeoutSeconds = 5;
 /// twice as many descriptors (the rest are its database sessions and
 /// source requests).
 constexpr rlim_t kMaxConnections = 512;
+/// Past (limit - this) connections, each new one closes the one waiting
+/// longest for a request (WaitingConnections). libmicrohttpd accepts up to 10
+/// connections per turn of its loop before those cut off are gone: room for
+/// them below its limit, at which it would refuse newcomers.
+constexpr unsigned kHeadroom = 16;
 /// Nudges waiting for the nudge thread at most (each holds a connection
 /// that cannot be cut off); past this, 503 at once.
 constexpr std::size_t kMaxWaitingNudges = 64;
@@ -75,7 +82,7 @@ std::string nudged_source(const std::string& path) {
 unsigned connection_limit() {
     rlimit limit{};
     if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMaxConnections;
-    return static_cast<unsigned>(std::clamp<rlim_t>(limit.rlim_cur / 2, 32, kMaxConnections));
+    return static_cast<unsigned>(std::clamp<rlim_t>(limit.rlim_cur / 2, 2 * kHeadroom, kMaxConnections));
 }
 
 /// Our own socket rather than libmicrohttpd's: HOST may be a name or IPv6,
@@ -141,10 +148,13 @@ std::pair<std::string, int> split_address(const std::string& address) {
 }
 
 struct MetricsServer::State {
+    explicit State(std::size_t room) : waiting(room) {}
+
     std::function<std::string()> scrape;
     std::function<Health()> health;
     NudgeHandler nudge;
     MHD_Daemon* daemon = nullptr;
+    WaitingConnections waiting;  ///< the server's polling thread's own
 
     // Shared by the server's thread and the nudge thread.
     std::mutex mutex;
@@ -174,6 +184,7 @@ MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, co
         // end a keep-alive connection.
         const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (length && std::strtoull(length, nullptr, 10) > kMaxNudgeBody) {
+            state.waiting.busy(connection);
             return send_answer(connection, {413, "request body too large\n"});
         }
         return MHD_YES;
@@ -184,6 +195,7 @@ MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, co
         *upload_data_size = 0;
         return request->body_bytes > kMaxNudgeBody ? MHD_NO : MHD_YES;  // MHD_NO: the connection is closed
     }
+    state.waiting.busy(connection);  // the request is whole
     if (request->nudged) return send_answer(connection, *request->nudged);
     try {
         return state.respond(connection, method, url, *request);
@@ -193,9 +205,25 @@ MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, co
 }
 
 /// A request is done with (answered, or its connection closing).
-void on_completed(void* /*cls*/, MHD_Connection* /*connection*/, void** req_cls, MHD_RequestTerminationCode) {
+void on_completed(void* cls, MHD_Connection* connection, void** req_cls, MHD_RequestTerminationCode) {
     delete static_cast<Request*>(*req_cls);
     *req_cls = nullptr;
+    static_cast<MetricsServer::State*>(cls)->waiting.waiting(connection);
+}
+
+/// A connection accepted, or closed (before its descriptor is).
+void on_connection(void* cls, MHD_Connection* connection, void** /*socket_context*/,
+                   MHD_ConnectionNotificationCode code) {
+    auto& waiting = static_cast<MetricsServer::State*>(cls)->waiting;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) return waiting.closed(connection);
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!info) return;
+    // libmicrohttpd has no call to close a connection that is not in a
+    // request handler; a shutdown makes it see the end of the stream and
+    // close the connection itself. The descriptor is still that
+    // connection's: it is closed only after its CLOSED notice, on this
+    // same thread.
+    if (const auto cut = waiting.opened(connection, info->connect_fd)) ::shutdown(*cut, SHUT_RDWR);
 }
 
 }  // namespace
@@ -274,7 +302,7 @@ void MetricsServer::State::run_nudges() {
 MetricsServer::MetricsServer(const std::string& address, std::function<std::string()> scrape,
                              std::function<Health()> health, NudgeHandler nudge) {
     const unsigned limit = connection_limit();
-    state_ = std::make_unique<State>();
+    state_ = std::make_unique<State>(limit - kHeadroom);
     state_->scrape = std::move(scrape);
     state_->health = std::move(health);
     state_->nudge = std::move(nudge);
@@ -288,7 +316,8 @@ MetricsServer::MetricsServer(const std::string& address, std::function<std::stri
         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(kIdleTimeoutSeconds),       //
         MHD_OPTION_CONNECTION_LIMIT, limit,                                              //
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::size_t>(kConnectionMemory),  //
-        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, nullptr,                             //
+        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, state_.get(),                        //
+        MHD_OPTION_NOTIFY_CONNECTION, &on_connection, state_.get(),                      //
         MHD_OPTION_END);
     // On failure the listener is left open: libmicrohttpd may have closed it
     // already, and a second close could hit a descriptor reused since.

@@ -21,10 +21,11 @@ enum class NudgeOutcome { nudged, unknown_source, unavailable };
 /// GNU libmicrohttpd serves it: one internal thread polls every connection
 /// (epoll), so that slow clients cost a connection slot and a little memory,
 /// never a thread. A connection silent for 5 s is closed; at most 512
-/// connections (fewer under a low descriptor limit) are open at once, and a
-/// request's head may take 16 KiB. Keep-alive is allowed. A supervisor's
-/// probe is answered however many trickling clients there are below that
-/// limit. Nudges (a database statement) run on a thread of their own, one at
+/// connections (fewer under a low descriptor limit) are open at once, and
+/// past 496 each new one closes the one that has waited longest for a
+/// request, so that a supervisor's probe is answered however many clients
+/// trickle bytes. A request's head may take 16 KiB. Keep-alive is allowed.
+/// Nudges (a database statement) run on a thread of their own, one at
 /// a time, their connections suspended meanwhile: a database outage never
 /// delays /healthz.
 class MetricsServer {

@@ -414,6 +414,37 @@ TEST_CASE("a nudge that waits on the database holds up neither /healthz nor /met
     CHECK(loader.wait_for(15s) == 0);
 }
 
+TEST_CASE("past its room, the listen server closes the connection waiting longest, and /healthz still answers") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "s", "--url", "http://127.0.0.1:9/events"});
+    // 128 descriptors: at most 64 connections, and past 48 each new one
+    // closes the one that has waited longest for a request.
+    auto args = tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"});
+    args.insert(args.begin(), {"/bin/sh", "-c", "ulimit -n 128 && exec \"$@\"", "sh"});
+    ChildProcess loader(args);
+    const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+
+    std::vector<int> slow;
+    for (int i = 0; i < 100; ++i) slow.push_back(open_connection(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n"));
+    // Without room made, connections past 64 (this one too) would be refused.
+    const auto health = get(port, "/healthz");
+    CHECK(health.status == 200);
+    CHECK(health.body == "ok\n");
+    // The 100 were accepted before the probe: the first 53 made room.
+    int closed = 0;
+    for (int i = 0; i < 53; ++i) {
+        timeval timeout{10, 0};
+        ::setsockopt(slow[i], SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        char byte;
+        const auto n = ::recv(slow[i], &byte, 1, 0);
+        closed += n == 0 || (n < 0 && errno == ECONNRESET);
+    }
+    CHECK(closed == 53);
+    for (const int fd : slow) ::close(fd);
+    loader.signal(SIGTERM);
+    CHECK(loader.wait_for(15s) == 0);
+}
+
 TEST_CASE("a session that is not a loader holds a source's lock: status and the log and the metric and /healthz say so") {
     TestDatabase db;
     run_tributary(db.url(), {"source", "add", "held", "--url", "http://127.0.0.1:9/events"});
