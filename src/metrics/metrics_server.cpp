@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -37,6 +38,8 @@ constexpr unsigned kHeadroom = 16;
 /// Nudges waiting for the nudge thread at most (each holds a connection
 /// that cannot be cut off); past this, 503 at once.
 constexpr std::size_t kMaxWaitingNudges = 64;
+/// On stop, how long the nudges answered last may take to leave.
+constexpr std::chrono::seconds kLastAnswersGrace{2};
 /// Each connection's memory pool: its read buffer, so the longest request
 /// head it accepts (libmicrohttpd answers 431 or 414 past it).
 constexpr std::size_t kConnectionMemory = 16 * 1024;
@@ -58,6 +61,7 @@ struct Answer {
 struct Request {
     std::size_t body_bytes = 0;
     std::string source;             ///< a nudge's
+    bool suspended = false;         ///< a nudge handed to the nudge thread
     std::optional<Answer> nudged;   ///< set by the nudge thread before it resumes the connection
 };
 
@@ -160,6 +164,8 @@ struct MetricsServer::State {
     std::mutex mutex;
     std::condition_variable nudge_wanted;
     std::deque<std::pair<MHD_Connection*, Request*>> nudges;  ///< their connections suspended
+    std::size_t unanswered = 0;  ///< nudges suspended and not yet sent their answer
+    std::condition_variable answered;
     bool stopping = false;
 
     MHD_Result respond(MHD_Connection* connection, const std::string& method, const std::string& path, Request& request);
@@ -206,9 +212,16 @@ MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, co
 
 /// A request is done with (answered, or its connection closing).
 void on_completed(void* cls, MHD_Connection* connection, void** req_cls, MHD_RequestTerminationCode) {
-    delete static_cast<Request*>(*req_cls);
+    auto& state = *static_cast<MetricsServer::State*>(cls);
+    const auto* request = static_cast<Request*>(*req_cls);
+    if (request && request->suspended) {
+        std::lock_guard<std::mutex> guard(state.mutex);
+        --state.unanswered;
+        state.answered.notify_all();
+    }
+    delete request;
     *req_cls = nullptr;
-    static_cast<MetricsServer::State*>(cls)->waiting.waiting(connection);
+    state.waiting.waiting(connection);
 }
 
 /// A connection accepted, or closed (before its descriptor is).
@@ -264,6 +277,8 @@ MHD_Result MetricsServer::State::start_nudge(MHD_Connection* connection, Request
     // Suspended before the nudge thread can see it, so its resume always
     // finds the connection suspended.
     MHD_suspend_connection(connection);
+    request.suspended = true;
+    ++unanswered;
     nudges.emplace_back(connection, &request);
     nudge_wanted.notify_one();
     return MHD_YES;
@@ -332,7 +347,13 @@ MetricsServer::~MetricsServer() {
     }
     state_->nudge_wanted.notify_all();
     if (nudge_thread_.joinable()) nudge_thread_.join();  // after it has resumed every suspended connection
-    MHD_stop_daemon(state_->daemon);                     // closes the listener and every connection
+    {
+        // The last answers are sent by the server's thread: let them leave
+        // before every connection is closed (bounded: a client may not read).
+        std::unique_lock<std::mutex> lock(state_->mutex);
+        state_->answered.wait_for(lock, kLastAnswersGrace, [s = state_.get()] { return s->unanswered == 0; });
+    }
+    MHD_stop_daemon(state_->daemon);  // closes the listener and every connection
 }
 
 }  // namespace tributary::metrics

@@ -385,7 +385,7 @@ TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that 
     CHECK(loader.wait_for(15s) == 0);
 }
 
-TEST_CASE("a nudge that waits on the database holds up neither /healthz nor /metrics, and is answered after") {
+TEST_CASE("a nudge that waits on the database holds up neither /healthz nor /metrics, and is answered after, even when the loader stops") {
     TestDatabase db;
     run_tributary(db.url(), {"source", "add", "s", "--url", "http://127.0.0.1:9/events"});
     ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
@@ -406,11 +406,14 @@ TEST_CASE("a nudge that waits on the database holds up neither /healthz nor /met
     CHECK(get(port, "/metrics").status == 200);
     CHECK(nudged.empty());  // still waiting
 
+    // Stopping while the nudge waits: its answer is not lost, and the
+    // loader exits once it is sent.
+    loader.signal(SIGTERM);
+    wait_for_log(loader, " stopped\n");
     held.abort();
     nudger.join();
     CHECK(nudged.rfind("HTTP/1.1 200 ", 0) == 0);
     CHECK(nudged.find("nudged s") != std::string::npos);
-    loader.signal(SIGTERM);
     CHECK(loader.wait_for(15s) == 0);
 }
 
