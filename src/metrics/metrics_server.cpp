@@ -44,7 +44,8 @@ constexpr std::chrono::seconds kLastAnswersGrace{2};
 /// head it accepts (libmicrohttpd answers 431 or 414 past it).
 constexpr std::size_t kConnectionMemory = 16 * 1024;
 /// A nudge needs no body; one that is sent is dropped as it arrives, and
-/// refused (413) past this.
+/// refused past this: 413 when its Content-Length says so, else (chunked)
+/// its connection is closed.
 constexpr std::size_t kMaxNudgeBody = 16 * 1024;
 
 const char* const kTextPlain = "text/plain; charset=utf-8";
