@@ -1,38 +1,70 @@
 #include "metrics_server.h"
 
-#include <fcntl.h>
+#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
-#include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
-#include <vector>
+#include <utility>
 
-#include "http_exchange.h"
+#include "waiting_connections.h"
 
 namespace tributary::metrics {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+/// A connection that sends nothing (and is sent nothing) for this long is
+/// closed: a client that stalls mid-request, or an idle keep-alive one.
+constexpr unsigned kIdleTimeoutSeconds = 5;
+/// Open connections at most; fewer when the process may open fewer than
+/// twice as many descriptors (the rest are its database sessions and
+/// source requests).
+constexpr rlim_t kMaxConnections = 512;
+/// Past (limit - this) connections, each new one closes the one waiting
+/// longest for a request (WaitingConnections). libmicrohttpd accepts up to 10
+/// connections per turn of its loop before those cut off are gone: room for
+/// them below its limit, at which it would refuse newcomers.
+constexpr unsigned kHeadroom = 16;
+/// Nudges waiting for the nudge thread at most (each holds a connection
+/// that cannot be cut off); past this, 503 at once.
+constexpr std::size_t kMaxWaitingNudges = 64;
+/// On stop, how long the nudges answered last may take to leave.
+constexpr std::chrono::seconds kLastAnswersGrace{2};
+/// Each connection's memory pool: its read buffer, so the longest request
+/// head it accepts (libmicrohttpd answers 431 or 414 past it).
+constexpr std::size_t kConnectionMemory = 16 * 1024;
+/// A nudge needs no body; one that is sent is dropped as it arrives, and
+/// refused past this: 413 when its Content-Length says so, else (chunked)
+/// its connection is closed.
+constexpr std::size_t kMaxNudgeBody = 16 * 1024;
 
-/// A whole request (head and body) must arrive within this of its
-/// connection: a client that trickles bytes is cut off, not waited for.
-constexpr std::chrono::seconds kRequestDeadline{5};
-/// An answer must leave within this (a client that does not read).
-constexpr std::chrono::seconds kAnswerDeadline{10};
-/// Open connections at most; the process's descriptors are also its
-/// database sessions and source requests (soft limit often 1024).
-constexpr std::size_t kMaxConnections = 512;
+const char* const kTextPlain = "text/plain; charset=utf-8";
+const char* const kPrometheusText = "text/plain; version=0.0.4; charset=utf-8";
+
+struct Answer {
+    unsigned status = 200;
+    std::string body;
+    const char* content_type = kTextPlain;
+};
+
+/// One request, from its head to its answer (libmicrohttpd's per-request
+/// pointer); freed when libmicrohttpd is done with it.
+struct Request {
+    std::size_t body_bytes = 0;
+    std::string source;             ///< a nudge's
+    bool suspended = false;         ///< a nudge handed to the nudge thread
+    std::optional<Answer> nudged;   ///< set by the nudge thread before it resumes the connection
+};
 
 bool valid_source_name(const std::string& name) {
     if (name.empty() || name.size() > 100) return false;
@@ -42,6 +74,24 @@ bool valid_source_name(const std::string& name) {
     });
 }
 
+/// NAME in /sources/NAME/nudge, or empty.
+std::string nudged_source(const std::string& path) {
+    const std::string prefix = "/sources/", suffix = "/nudge";
+    if (path.size() <= prefix.size() + suffix.size() || path.rfind(prefix, 0) != 0 ||
+        path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return {};
+    std::string name = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    return valid_source_name(name) ? name : std::string();
+}
+
+unsigned connection_limit() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMaxConnections;
+    return static_cast<unsigned>(std::clamp<rlim_t>(limit.rlim_cur / 2, 2 * kHeadroom, kMaxConnections));
+}
+
+/// Our own socket rather than libmicrohttpd's: HOST may be a name or IPv6,
+/// and a failure can say which address could not be had.
 int open_listener(const std::string& address) {
     const auto [host, port] = split_address(address);
     addrinfo hints{};
@@ -76,6 +126,17 @@ int bound_port(int fd) {
     return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
 }
 
+MHD_Result send_answer(MHD_Connection* connection, const Answer& answer) {
+    MHD_Response* response = MHD_create_response_from_buffer(
+        answer.body.size(), const_cast<char*>(answer.body.data()), MHD_RESPMEM_MUST_COPY);
+    if (!response) return MHD_NO;
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer.content_type);
+    // HEAD: libmicrohttpd sends the head GET would get, Content-Length included, without the body.
+    const MHD_Result queued = MHD_queue_response(connection, answer.status, response);
+    MHD_destroy_response(response);
+    return queued;
+}
+
 }  // namespace
 
 std::pair<std::string, int> split_address(const std::string& address) {
@@ -92,263 +153,191 @@ std::pair<std::string, int> split_address(const std::string& address) {
 }
 
 struct MetricsServer::State {
-    enum class Phase { reading, nudging, writing };
-    struct Connection {
-        int fd = -1;
-        Phase phase = Phase::reading;
-        Clock::time_point opened, deadline;
-        std::string in, out;
-        std::size_t sent = 0;
-        bool head_only = false;  ///< a HEAD request: the answer without its body
-    };
+    explicit State(std::size_t room) : waiting(room) {}
 
     std::function<std::string()> scrape;
     std::function<Health()> health;
     NudgeHandler nudge;
-    int listener = -1;
-    int pipe[2] = {-1, -1};  ///< wakes the poll loop: a stop, or a nudge answered
-    std::atomic<bool> stopping{false};
+    MHD_Daemon* daemon = nullptr;
+    WaitingConnections waiting;  ///< the server's polling thread's own
 
-    // The poll loop's own.
-    std::map<std::uint64_t, Connection> connections;
-    std::uint64_t next_id = 0;
-    Clock::time_point accept_paused_until{};  ///< out of descriptors: let some close first
-
-    // Shared with the nudge thread.
+    // Shared by the server's thread and the nudge thread.
     std::mutex mutex;
     std::condition_variable nudge_wanted;
-    std::deque<std::pair<std::uint64_t, std::string>> nudges;
-    std::vector<std::pair<std::uint64_t, Answer>> nudged;
+    std::deque<std::pair<MHD_Connection*, Request*>> nudges;  ///< their connections suspended
+    std::size_t unanswered = 0;  ///< nudges suspended and not yet sent their answer
+    std::condition_variable answered;
+    bool stopping = false;
 
-    ~State() {
-        for (auto& [id, c] : connections) ::close(c.fd);
-        if (listener >= 0) ::close(listener);
-        if (pipe[0] >= 0) ::close(pipe[0]);
-        if (pipe[1] >= 0) ::close(pipe[1]);
-    }
-
-    void poke() const {
-        const char byte = 1;
-        [[maybe_unused]] const auto n = ::write(pipe[1], &byte, 1);
-    }
-
-    void serve();
-    void accept_all(Clock::time_point now);
-    void read_from(std::uint64_t id, Connection& c);
-    void write_to(Connection& c);
-    void answer(Connection& c, const Answer& a);
-    void route(std::uint64_t id, Connection& c, const RequestHead& head);
-    void take_nudge_answers();
-    void close(std::uint64_t id);
+    MHD_Result respond(MHD_Connection* connection, const std::string& method, const std::string& path, Request& request);
+    MHD_Result start_nudge(MHD_Connection* connection, Request& request);
+    Answer nudged(const std::string& source) const;
     void run_nudges();
 };
 
-void MetricsServer::State::serve() {
-    std::vector<pollfd> fds;
-    std::vector<std::uint64_t> ids;
-    while (!stopping) {
-        // A negative descriptor is skipped by poll().
-        const bool accepting = Clock::now() >= accept_paused_until;
-        fds.assign({{accepting ? listener : -1, POLLIN, 0}, {pipe[0], POLLIN, 0}});
-        ids.assign(2, 0);
-        auto wake = accepting ? Clock::time_point::max() : accept_paused_until;
-        for (auto& [id, c] : connections) {
-            if (c.phase == Phase::nudging) continue;
-            fds.push_back({c.fd, static_cast<short>(c.phase == Phase::reading ? POLLIN : POLLOUT), 0});
-            ids.push_back(id);
-            wake = std::min(wake, c.deadline);
-        }
-        int timeout_ms = -1;
-        if (wake != Clock::time_point::max())
-            timeout_ms = static_cast<int>(std::max<long long>(
-                0, std::chrono::ceil<std::chrono::milliseconds>(wake - Clock::now()).count()));
-        if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) break;
-        if (fds[1].revents) {
-            char buffer[64];
-            while (::read(pipe[0], buffer, sizeof buffer) > 0) {
-            }
-            take_nudge_answers();
-        }
-        const auto now = Clock::now();
-        for (std::size_t i = 2; i < fds.size(); ++i) {
-            if (!fds[i].revents) continue;
-            const auto found = connections.find(ids[i]);
-            if (found == connections.end()) continue;
-            if (found->second.phase == Phase::reading) read_from(ids[i], found->second);
-            else if (found->second.phase == Phase::writing) write_to(found->second);
-            if (found->second.fd < 0) connections.erase(found);
-        }
-        for (auto it = connections.begin(); it != connections.end();) {
-            const bool late = it->second.phase != Phase::nudging && now >= it->second.deadline;
-            if (late) ::close(it->second.fd);
-            it = late ? connections.erase(it) : std::next(it);
-        }
-        if (fds[0].revents) accept_all(now);
-    }
-}
+namespace {
 
-void MetricsServer::State::accept_all(Clock::time_point now) {
-    for (;;) {
-        const int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            // Out of descriptors, the listener stays readable: without a
-            // pause, poll() would spin until some connection closes.
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-                accept_paused_until = now + std::chrono::milliseconds(100);
-            return;  // EAGAIN: all taken
+/// libmicrohttpd calls this on its thread: once when a request's head has
+/// arrived, once per piece of its body, then once with no body left (and
+/// once more after a suspended connection is resumed).
+MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
+                      const char* /*version*/, const char* /*upload_data*/, size_t* upload_data_size, void** req_cls) {
+    auto& state = *static_cast<MetricsServer::State*>(cls);
+    auto* request = static_cast<Request*>(*req_cls);
+    if (!request) {
+        *req_cls = request = new Request;
+        // A body announced too large is refused before it is read. Anything
+        // else is answered once the request is whole: an answer now would
+        // end a keep-alive connection.
+        const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (length && std::strtoull(length, nullptr, 10) > kMaxNudgeBody) {
+            state.waiting.busy(connection);
+            return send_answer(connection, {413, "request body too large\n"});
         }
-        if (connections.size() >= kMaxConnections) {
-            // Room for the newcomer: the oldest connection still sending its
-            // request is the likeliest to be one that never will.
-            auto oldest = connections.end();
-            for (auto it = connections.begin(); it != connections.end(); ++it)
-                if (it->second.phase == Phase::reading && (oldest == connections.end() || it->second.opened < oldest->second.opened))
-                    oldest = it;
-            if (oldest == connections.end()) {
-                ::close(fd);
-                continue;
-            }
-            ::close(oldest->second.fd);
-            connections.erase(oldest);
-        }
-        Connection c;
-        c.fd = fd;
-        c.opened = now;
-        c.deadline = now + kRequestDeadline;
-        connections.emplace(next_id++, std::move(c));
+        return MHD_YES;
     }
-}
-
-void MetricsServer::State::read_from(std::uint64_t id, Connection& c) {
-    char buffer[4096];
-    for (;;) {
-        const auto n = ::recv(c.fd, buffer, sizeof buffer, 0);
-        if (n > 0) {
-            c.in.append(buffer, static_cast<std::size_t>(n));
-            if (c.in.size() > kMaxRequest) break;
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        if (n < 0 && errno == EINTR) continue;
-        ::close(c.fd);  // the peer went away (or an error) before a whole request
-        c.fd = -1;
-        return;
+    if (*upload_data_size != 0) {
+        // A body nobody reads (only nudges are POSTed): dropped as it comes.
+        request->body_bytes += *upload_data_size;
+        *upload_data_size = 0;
+        return request->body_bytes > kMaxNudgeBody ? MHD_NO : MHD_YES;  // MHD_NO: the connection is closed
     }
-    const ParsedRequest parsed = parse_request(c.in);
-    if (parsed.refusal) return answer(c, *parsed.refusal);
-    if (parsed.complete) route(id, c, parsed.head);
-}
-
-void MetricsServer::State::route(std::uint64_t id, Connection& c, const RequestHead& head) {
-    // HEAD: what GET would answer, without the body (some probes use it).
-    c.head_only = head.method == "HEAD";
-    const bool get = head.method == "GET" || c.head_only;
+    state.waiting.busy(connection);  // the request is whole
+    if (request->nudged) return send_answer(connection, *request->nudged);
     try {
-        if (head.path == "/metrics") {
-            if (!get) return answer(c, {405, "use GET\n"});
-            return answer(c, {200, scrape(), "text/plain; version=0.0.4; charset=utf-8"});
-        }
-        if (head.path == "/healthz") {
-            if (!get) return answer(c, {405, "use GET\n"});
-            const Health h = health();
-            std::string body = h.healthy ? "ok\n" : h.reason + "\n";
-            for (const auto& warning : h.warnings) body += "warning: " + warning + "\n";
-            return answer(c, {h.healthy ? 200 : 503, body});
-        }
-        const std::string prefix = "/sources/", suffix = "/nudge";
-        if (nudge && head.path.size() > prefix.size() + suffix.size() && head.path.rfind(prefix, 0) == 0 &&
-            head.path.compare(head.path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-            const std::string name =
-                head.path.substr(prefix.size(), head.path.size() - prefix.size() - suffix.size());
-            if (valid_source_name(name)) {
-                if (head.method != "POST") return answer(c, {405, "use POST\n"});
-                c.phase = Phase::nudging;
-                {
-                    std::lock_guard<std::mutex> guard(mutex);
-                    nudges.emplace_back(id, name);
-                }
-                nudge_wanted.notify_one();
-                return;
-            }
-        }
-        return answer(c, {404, "not found\n"});
+        return state.respond(connection, method, url, *request);
     } catch (const std::exception& e) {
-        return answer(c, {500, std::string("internal error: ") + e.what() + "\n"});
+        return send_answer(connection, {500, std::string("internal error: ") + e.what() + "\n"});
     }
 }
 
-void MetricsServer::State::answer(Connection& c, const Answer& a) {
-    c.out = serialized(a, c.head_only);
-    c.sent = 0;
-    c.phase = Phase::writing;
-    c.deadline = Clock::now() + kAnswerDeadline;
-    write_to(c);
+/// A request is done with (answered, or its connection closing).
+void on_completed(void* cls, MHD_Connection* connection, void** req_cls, MHD_RequestTerminationCode) {
+    auto& state = *static_cast<MetricsServer::State*>(cls);
+    const auto* request = static_cast<Request*>(*req_cls);
+    if (request && request->suspended) {
+        std::lock_guard<std::mutex> guard(state.mutex);
+        --state.unanswered;
+        state.answered.notify_all();
+    }
+    delete request;
+    *req_cls = nullptr;
+    state.waiting.waiting(connection);
 }
 
-void MetricsServer::State::write_to(Connection& c) {
-    while (c.sent < c.out.size()) {
-        const auto n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
-        if (n > 0) {
-            c.sent += static_cast<std::size_t>(n);
-            continue;
+/// A connection accepted, or closed (before its descriptor is).
+void on_connection(void* cls, MHD_Connection* connection, void** /*socket_context*/,
+                   MHD_ConnectionNotificationCode code) {
+    auto& waiting = static_cast<MetricsServer::State*>(cls)->waiting;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) return waiting.closed(connection);
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!info) return;
+    // libmicrohttpd has no call to close a connection that is not in a
+    // request handler; a shutdown makes it see the end of the stream and
+    // close the connection itself. The descriptor is still that
+    // connection's: it is closed only after its CLOSED notice, on this
+    // same thread.
+    if (const auto cut = waiting.opened(connection, info->connect_fd)) ::shutdown(*cut, SHUT_RDWR);
+}
+
+}  // namespace
+
+MHD_Result MetricsServer::State::respond(MHD_Connection* connection, const std::string& method,
+                                         const std::string& path, Request& request) {
+    const bool get = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;
+    if (path == "/metrics") {
+        if (!get) return send_answer(connection, {405, "use GET\n"});
+        return send_answer(connection, {200, scrape(), kPrometheusText});
+    }
+    if (path == "/healthz") {
+        if (!get) return send_answer(connection, {405, "use GET\n"});
+        const Health h = health();
+        std::string body = h.healthy ? "ok\n" : h.reason + "\n";
+        for (const auto& warning : h.warnings) body += "warning: " + warning + "\n";
+        return send_answer(connection, {h.healthy ? 200u : 503u, body});
+    }
+    if (nudge) {
+        request.source = nudged_source(path);  // libmicrohttpd gives the path unescaped, without its query
+        if (!request.source.empty()) {
+            if (method != MHD_HTTP_METHOD_POST) return send_answer(connection, {405, "use POST\n"});
+            return start_nudge(connection, request);
         }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-        if (n < 0 && errno == EINTR) continue;
-        break;
     }
-    ::close(c.fd);  // sent, or the peer is gone
-    c.fd = -1;
+    return send_answer(connection, {404, "not found\n"});
 }
 
-void MetricsServer::State::take_nudge_answers() {
-    std::vector<std::pair<std::uint64_t, Answer>> answered;
-    {
-        std::lock_guard<std::mutex> guard(mutex);
-        answered.swap(nudged);
+/// A nudge is a database statement, which can block as long as the
+/// database does: it runs on the nudge thread, and its connection is
+/// suspended (out of the server's polling) until the answer is in.
+MHD_Result MetricsServer::State::start_nudge(MHD_Connection* connection, Request& request) {
+    std::lock_guard<std::mutex> guard(mutex);
+    // Past this, the nudge thread may be gone: nothing left suspended at
+    // MHD_stop_daemon (which would abort the process).
+    if (stopping) return send_answer(connection, {503, "shutting down, try again\n"});
+    if (nudges.size() >= kMaxWaitingNudges) return send_answer(connection, {503, "too many nudges waiting, try again\n"});
+    // Suspended before the nudge thread can see it, so its resume always
+    // finds the connection suspended.
+    MHD_suspend_connection(connection);
+    request.suspended = true;
+    ++unanswered;
+    nudges.emplace_back(connection, &request);
+    nudge_wanted.notify_one();
+    return MHD_YES;
+}
+
+Answer MetricsServer::State::nudged(const std::string& source) const {
+    switch (nudge(source)) {
+        case NudgeOutcome::nudged: return {200, "nudged " + source + "\n"};
+        case NudgeOutcome::unknown_source: return {404, "no source named " + source + "\n"};
+        case NudgeOutcome::unavailable: break;
     }
-    for (auto& [id, a] : answered) {
-        const auto found = connections.find(id);
-        if (found == connections.end()) continue;
-        answer(found->second, a);
-        if (found->second.fd < 0) connections.erase(found);
-    }
+    return {503, "database unreachable, try again\n"};
 }
 
 void MetricsServer::State::run_nudges() {
+    std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
-        std::pair<std::uint64_t, std::string> next;
-        {
-            std::unique_lock<std::mutex> lock(mutex);
-            nudge_wanted.wait(lock, [this] { return stopping || !nudges.empty(); });
-            if (stopping) return;
-            next = std::move(nudges.front());
-            nudges.pop_front();
+        nudge_wanted.wait(lock, [this] { return stopping || !nudges.empty(); });
+        if (nudges.empty()) return;  // stopping, and every connection resumed
+        const auto [connection, request] = nudges.front();
+        nudges.pop_front();
+        const bool stop = stopping;
+        lock.unlock();
+        // The request is the nudge thread's alone while its connection is
+        // suspended; resuming hands it back (libmicrohttpd locks in between).
+        try {
+            request->nudged = stop ? Answer{503, "shutting down, try again\n"} : nudged(request->source);
+        } catch (const std::exception& e) {
+            request->nudged = Answer{500, std::string("internal error: ") + e.what() + "\n"};
         }
-        Answer a;
-        switch (nudge(next.second)) {
-            case NudgeOutcome::nudged: a = {200, "nudged " + next.second + "\n"}; break;
-            case NudgeOutcome::unknown_source: a = {404, "no source named " + next.second + "\n"}; break;
-            case NudgeOutcome::unavailable: a = {503, "database unreachable, try again\n"}; break;
-        }
-        {
-            std::lock_guard<std::mutex> guard(mutex);
-            nudged.emplace_back(next.first, std::move(a));
-        }
-        poke();
+        MHD_resume_connection(connection);
+        lock.lock();
     }
 }
 
 MetricsServer::MetricsServer(const std::string& address, std::function<std::string()> scrape,
-                             std::function<Health()> health, NudgeHandler nudge)
-    : state_(std::make_unique<State>()) {
+                             std::function<Health()> health, NudgeHandler nudge) {
+    const unsigned limit = connection_limit();
+    state_ = std::make_unique<State>(limit - kHeadroom);
     state_->scrape = std::move(scrape);
     state_->health = std::move(health);
     state_->nudge = std::move(nudge);
-    if (::pipe2(state_->pipe, O_NONBLOCK | O_CLOEXEC) != 0)
-        throw std::runtime_error("cannot create a pipe for the metrics server");
-    state_->listener = open_listener(address);
-    port_ = bound_port(state_->listener);
-    thread_ = std::thread([s = state_.get()] { s->serve(); });
+    const int listener = open_listener(address);
+    port_ = bound_port(listener);
+    // One internal thread polls every connection (epoll on Linux): a slow
+    // client costs a slot and its memory pool, never a thread.
+    state_->daemon = MHD_start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, nullptr, nullptr, &on_request, state_.get(),
+        MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(listener),                     //
+        MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(kIdleTimeoutSeconds),       //
+        MHD_OPTION_CONNECTION_LIMIT, limit,                                              //
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::size_t>(kConnectionMemory),  //
+        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, state_.get(),                        //
+        MHD_OPTION_NOTIFY_CONNECTION, &on_connection, state_.get(),                      //
+        MHD_OPTION_END);
+    // On failure the listener is left open: libmicrohttpd may have closed it
+    // already, and a second close could hit a descriptor reused since.
+    if (!state_->daemon) throw std::runtime_error("cannot start the metrics server on " + address);
     if (state_->nudge) nudge_thread_ = std::thread([s = state_.get()] { s->run_nudges(); });
 }
 
@@ -358,9 +347,14 @@ MetricsServer::~MetricsServer() {
         state_->stopping = true;
     }
     state_->nudge_wanted.notify_all();
-    state_->poke();
-    thread_.join();
-    if (nudge_thread_.joinable()) nudge_thread_.join();
+    if (nudge_thread_.joinable()) nudge_thread_.join();  // after it has resumed every suspended connection
+    {
+        // The last answers are sent by the server's thread: let them leave
+        // before every connection is closed (bounded: a client may not read).
+        std::unique_lock<std::mutex> lock(state_->mutex);
+        state_->answered.wait_for(lock, kLastAnswersGrace, [s = state_.get()] { return s->unanswered == 0; });
+    }
+    MHD_stop_daemon(state_->daemon);  // closes the listener and every connection
 }
 
 }  // namespace tributary::metrics

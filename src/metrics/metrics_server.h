@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -16,17 +15,19 @@ enum class NudgeOutcome { nudged, unknown_source, unavailable };
 /// Serves GET /metrics (Prometheus text format), GET /healthz (200 "ok",
 /// or 503 with a one-line reason) and, when given a handler, POST
 /// /sources/NAME/nudge (200, 404 for an unknown source, 503 without a
-/// database; a body is neither needed nor read beyond its Content-Length)
-/// until destroyed.
+/// database; a body is neither needed nor kept) until destroyed. HEAD is GET
+/// without the body.
 ///
-/// One thread multiplexes every connection with poll(), so that slow
-/// clients cost a buffer each, never a thread: a request must arrive whole
-/// (head and body, at most 16 KiB) within 5 s of its connection, and its
-/// answer leave within 10 s, else the connection is closed; past 512 open
-/// connections the oldest still sending its request makes room for a new
-/// one. A supervisor's probe is answered however many trickling clients
-/// there are. Nudges (a database statement) run on a thread of their own,
-/// one at a time. One request per connection (Connection: close).
+/// GNU libmicrohttpd serves it: one internal thread polls every connection
+/// (epoll), so that slow clients cost a connection slot and a little memory,
+/// never a thread. A connection silent for 5 s is closed; at most 512
+/// connections (fewer under a low descriptor limit) are open at once, and
+/// past 496 each new one closes the one that has waited longest for a
+/// request, so that a supervisor's probe is answered however many clients
+/// trickle bytes. A request's head may take 16 KiB. Keep-alive is allowed.
+/// Nudges (a database statement) run on a thread of their own, one at
+/// a time, their connections suspended meanwhile: a database outage never
+/// delays /healthz.
 class MetricsServer {
 public:
     using NudgeHandler = std::function<NudgeOutcome(const std::string& source)>;
@@ -41,12 +42,11 @@ public:
 
     int port() const { return port_; }
 
-    /// What the poll loop and the nudge thread share.
+    /// What the server's thread and the nudge thread share.
     struct State;
 
 private:
     std::unique_ptr<State> state_;
-    std::thread thread_;
     std::thread nudge_thread_;
     int port_ = 0;
 };
