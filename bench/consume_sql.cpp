@@ -37,8 +37,8 @@ void consume(const std::string& url, const std::string& group, const std::string
              std::atomic<bool>& failed) {
     try {
         pqxx::connection connection(url);
-        connection.prepare("read",
-                           "SELECT batch_id, lease_token::text, seq, payload::text FROM tributary.consumer_read($1, $2, $3)");
+        connection.prepare(
+            "read", "SELECT batch_id, lease_token::text, seq, payload::text FROM tributary.consumer_read($1, $2, $3)");
         connection.prepare("ack", "SELECT tributary.consumer_ack($1, $2::uuid)");
         int idle = 0;
         while (idle < 3) {
@@ -107,8 +107,7 @@ int main(int argc, char** argv) {
 
     for (std::size_t g = 0; g < groups.size(); ++g) {
         const auto& t = tallies[g];
-        const double seconds =
-            t.batches ? std::chrono::duration<double>(t.last_ack - start).count() : 0.0;
+        const double seconds = t.batches ? std::chrono::duration<double>(t.last_ack - start).count() : 0.0;
         std::printf("group=%s consumers=%d events=%lld batches=%lld lost_acks=%lld seconds=%.3f\n", groups[g].c_str(),
                     consumers, t.events, t.batches, t.lost_acks, seconds);
     }

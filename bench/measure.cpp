@@ -72,8 +72,8 @@ int main(int argc, char** argv) {
     const double wall = monotonic_now() - start;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (FILE* out = std::fopen(out_path, "w")) {
-        std::fprintf(out, "wall_s=%.3f user_s=%.3f sys_s=%.3f maxrss_kb=%ld exit=%d\n", wall,
-                     seconds(usage.ru_utime), seconds(usage.ru_stime), usage.ru_maxrss, code);
+        std::fprintf(out, "wall_s=%.3f user_s=%.3f sys_s=%.3f maxrss_kb=%ld exit=%d\n", wall, seconds(usage.ru_utime),
+                     seconds(usage.ru_stime), usage.ru_maxrss, code);
         std::fclose(out);
     } else {
         std::perror(out_path);

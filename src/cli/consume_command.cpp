@@ -9,11 +9,11 @@
 #include "core/consumer.h"
 #include "core/errors.h"
 #include "core/wakeup.h"
+#include "duration.h"
+#include "exit_codes.h"
+#include "flag_checks.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
-#include "duration.h"
-#include "flag_checks.h"
-#include "exit_codes.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_group_log.h"
 #include "postgres/postgres_session.h"
@@ -59,7 +59,8 @@ std::optional<postgres::GroupStatus> find_group(const std::string& db, const std
             if (said) spdlog::info("group={} database reachable again; starting", group);
             return status;
         } catch (const DatabaseUnavailable& e) {
-            if (!said) spdlog::error("group={} database unavailable at start, retrying with backoff: {}", group, e.what());
+            if (!said)
+                spdlog::error("group={} database unavailable at start, retrying with backoff: {}", group, e.what());
         }
         if (stop.wait_for(pause)) return std::nullopt;
         pause = std::min(pause * 2, std::chrono::milliseconds(10000));
@@ -121,7 +122,9 @@ void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& act
     auto options = std::make_shared<ConsumeOptions>();
     cmd->add_option("GROUP", options->group, "group name")->required();
     cmd->add_option("--consumer", options->consumer, "this consumer's name in the group (default: host:pid)");
-    cmd->add_option("--batch", options->batch, "events per batch at most")->capture_default_str()->check(decimal_in(1, 10000));
+    cmd->add_option("--batch", options->batch, "events per batch at most")
+        ->capture_default_str()
+        ->check(decimal_in(1, 10000));
     cmd->add_option("--concurrency", options->concurrency, "batches in hand at most (each runs its own command)")
         ->capture_default_str()
         ->check(decimal_in(1, 256));

@@ -25,11 +25,11 @@ void print_json(const std::vector<postgres::DeadLetter>& rows) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto& d = rows[i];
         const nlohmann::ordered_json fields = {{"seq", d.seq},
-                                       {"source", d.source},
-                                       {"event_id", d.event_id},
-                                       {"deliveries", d.deliveries},
-                                       {"last_error", d.last_error},
-                                       {"failed_at", d.failed_at}};
+                                               {"source", d.source},
+                                               {"event_id", d.event_id},
+                                               {"deliveries", d.deliveries},
+                                               {"last_error", d.last_error},
+                                               {"failed_at", d.failed_at}};
         std::cout << (i ? ",\n " : "\n ") << with_raw_member(fields, "payload", d.payload);
     }
     std::cout << (rows.empty() ? "]\n" : "\n]\n");
@@ -37,11 +37,11 @@ void print_json(const std::vector<postgres::DeadLetter>& rows) {
 
 void print_table(const std::vector<postgres::DeadLetter>& rows) {
     std::cout << std::left << std::setw(12) << "SEQ" << std::setw(24) << "SOURCE" << std::setw(12) << "EVENT ID"
-              << std::setw(11) << "DELIVERIES" << std::setw(32) << "FAILED AT" << "LAST ERROR\n";
+              << std::setw(11) << "DELIVERIES" << std::setw(32) << "FAILED AT"
+              << "LAST ERROR\n";
     for (const auto& d : rows)
         std::cout << std::left << std::setw(12) << d.seq << std::setw(24) << d.source << std::setw(12) << d.event_id
-                  << std::setw(11) << d.deliveries << std::setw(32) << d.failed_at << first_line(d.last_error)
-                  << "\n";
+                  << std::setw(11) << d.deliveries << std::setw(32) << d.failed_at << first_line(d.last_error) << "\n";
 }
 
 struct ReplayOptions {
@@ -66,8 +66,10 @@ void add_dlq_commands(CLI::App& app, const GlobalOptions& global, Action& action
             postgres::PostgresSession session(global.database_url());
             postgres::PostgresGroupAdmin admin(session);
             const auto rows = admin.dead_letters(*group);
-            if (*json) print_json(rows);
-            else print_table(rows);
+            if (*json)
+                print_json(rows);
+            else
+                print_table(rows);
             return 0;
         };
     });
@@ -87,8 +89,8 @@ void add_dlq_commands(CLI::App& app, const GlobalOptions& global, Action& action
             const int replayed = admin.replay(options->group, options->seq);
             if (options->seq && replayed == 0)
                 throw std::runtime_error("group " + options->group + " has no dead letter with seq " +
-                                         std::to_string(*options->seq) + " (see `tributary dlq list " +
-                                         options->group + "`)");
+                                         std::to_string(*options->seq) + " (see `tributary dlq list " + options->group +
+                                         "`)");
             std::cout << "replayed " << replayed << " dead letter" << (replayed == 1 ? "" : "s") << " of group "
                       << options->group << "\n";
             return 0;

@@ -38,8 +38,7 @@ CLI::Validator duration_value() {
 }
 
 std::string url_problem(const std::string& url) {
-    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
-        return "it must start with http:// or https://";
+    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) return "it must start with http:// or https://";
     for (const char ch : url) {
         const auto byte = static_cast<unsigned char>(ch);
         if (byte <= 0x20 || byte >= 0x7f)

@@ -30,26 +30,30 @@ std::string interval_of(const std::string& duration) {
 std::string age(const std::optional<double>& seconds) {
     if (!seconds) return "-";
     std::ostringstream out;
-    if (*seconds < 60) out << std::fixed << std::setprecision(1) << *seconds << "s";
-    else if (*seconds < 3600) out << static_cast<long>(*seconds / 60) << "m";
-    else out << static_cast<long>(*seconds / 3600) << "h";
+    if (*seconds < 60)
+        out << std::fixed << std::setprecision(1) << *seconds << "s";
+    else if (*seconds < 3600)
+        out << static_cast<long>(*seconds / 60) << "m";
+    else
+        out << static_cast<long>(*seconds / 3600) << "h";
     return out.str();
 }
 
 void print_json(const std::vector<postgres::GroupStatus>& rows) {
     auto all = nlohmann::json::array();
     for (const auto& g : rows)
-        all.push_back({{"name", g.name},
-                       {"pattern", g.pattern},
-                       {"ordered", g.ordered},
-                       {"max_deliveries", g.max_deliveries},
-                       {"lease_ms", g.lease_ms},
-                       {"events_behind", g.events_behind},
-                       {"oldest_unprocessed_seconds",
-                        g.oldest_unprocessed_seconds ? nlohmann::json(*g.oldest_unprocessed_seconds) : nlohmann::json()},
-                       {"batches_in_flight", g.batches_in_flight},
-                       {"retries_waiting", g.retries_waiting},
-                       {"dead_letters", g.dead_letters}});
+        all.push_back(
+            {{"name", g.name},
+             {"pattern", g.pattern},
+             {"ordered", g.ordered},
+             {"max_deliveries", g.max_deliveries},
+             {"lease_ms", g.lease_ms},
+             {"events_behind", g.events_behind},
+             {"oldest_unprocessed_seconds",
+              g.oldest_unprocessed_seconds ? nlohmann::json(*g.oldest_unprocessed_seconds) : nlohmann::json()},
+             {"batches_in_flight", g.batches_in_flight},
+             {"retries_waiting", g.retries_waiting},
+             {"dead_letters", g.dead_letters}});
     std::cout << all.dump(2) << "\n";
 }
 
@@ -128,8 +132,10 @@ void add_list(CLI::App& group, const GlobalOptions& global, Action& action) {
         action = [&global, json] {
             return with_admin(global, [&](postgres::PostgresGroupAdmin& admin) {
                 const auto rows = admin.status();
-                if (*json) print_json(rows);
-                else print_table(rows);
+                if (*json)
+                    print_json(rows);
+                else
+                    print_table(rows);
                 return 0;
             });
         };

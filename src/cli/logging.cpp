@@ -6,10 +6,10 @@
 #include <ctime>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 namespace tributary::cli {
 
@@ -24,8 +24,7 @@ std::string host_name() {
 /// 2026-11-22T07:06:32.676Z: what log shippers parse without configuration.
 std::string iso8601_utc(spdlog::log_clock::time_point t) {
     const auto seconds = spdlog::log_clock::to_time_t(t);
-    const auto millis =
-        std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+    const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
     std::tm utc{};
     gmtime_r(&seconds, &utc);
     char text[40];

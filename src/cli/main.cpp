@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "command.h"
 #include "core/errors.h"
@@ -29,8 +29,9 @@ int run_cli(int argc, char** argv) {
     app.require_subcommand(1);
     app.fallthrough();  // global options may also follow the command
     GlobalOptions global;
-    app.add_option("--db", global.db,
-                   "PostgreSQL connection string or URI (default: $TRIBUTARY_DATABASE_URL, then libpq's PG* variables)");
+    app.add_option(
+        "--db", global.db,
+        "PostgreSQL connection string or URI (default: $TRIBUTARY_DATABASE_URL, then libpq's PG* variables)");
     app.add_option("--log-level", global.log_level, "trace, debug, info, warn, error")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
     app.add_option("--log-format", global.log_format, "text, or json (one object per line, for log shippers)")

@@ -6,7 +6,8 @@
 namespace tributary::cli {
 
 void add_migrate_command(CLI::App& app, const GlobalOptions& global, Action& action) {
-    auto* cmd = app.add_subcommand("migrate", "Apply the embedded schema migrations (idempotent, safe to run concurrently)");
+    auto* cmd =
+        app.add_subcommand("migrate", "Apply the embedded schema migrations (idempotent, safe to run concurrently)");
     cmd->callback([&global, &action] {
         action = [&global] {
             postgres::Migrator migrator(global.database_url());

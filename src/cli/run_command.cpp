@@ -2,9 +2,9 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -21,12 +21,12 @@
 #include "http/curl_event_fetcher.h"
 #include "metrics/loader_metrics.h"
 #include "metrics/metrics_server.h"
-#include "postgres/migrator.h"
-#include "postgres/postgres_session.h"
-#include "postgres/postgres_source_turn.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
+#include "postgres/migrator.h"
+#include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
+#include "postgres/postgres_source_turn.h"
 #include "resident_memory.h"
 #include "run_observer.h"
 #include "signal_watcher.h"
@@ -149,9 +149,10 @@ bool watch_limits(const RunOptions& options, std::chrono::milliseconds max_runti
         }
         const auto rss_mb = resident_bytes() / (1024 * 1024);
         if (options.max_rss_mb && rss_mb >= options.max_rss_mb) {
-            spdlog::warn("memory ceiling reached (RSS {} MB, --max-rss {} MB): finishing the batches in hand, then "
-                         "exiting with code {} so the supervisor starts a fresh process",
-                         rss_mb, options.max_rss_mb, static_cast<int>(exit_memory_limit));
+            spdlog::warn(
+                "memory ceiling reached (RSS {} MB, --max-rss {} MB): finishing the batches in hand, then "
+                "exiting with code {} so the supervisor starts a fresh process",
+                rss_mb, options.max_rss_mb, static_cast<int>(exit_memory_limit));
             stop.request_stop();
             return true;
         }
@@ -174,9 +175,10 @@ bool wait_for_schema(const std::string& db, StopSignal& stop, std::chrono::milli
             return true;
         } catch (const DatabaseUnavailable& e) {
             if (max_runtime.count() && std::chrono::steady_clock::now() + pause >= deadline) {
-                spdlog::error("database still unavailable, and the next try would pass the max runtime of {} ms: "
-                              "giving up",
-                              max_runtime.count());
+                spdlog::error(
+                    "database still unavailable, and the next try would pass the max runtime of {} ms: "
+                    "giving up",
+                    max_runtime.count());
                 throw;
             }
             if (!said) spdlog::error("database unavailable at start, retrying with backoff: {}", e.what());
@@ -199,7 +201,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
     }
     const auto db = global.database_url();
     StopSignal stop;
-    SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
+    SignalWatcher signals(stop);                                  // before any thread starts: they inherit its mask
     if (!wait_for_schema(db, stop, max_runtime)) return exit_ok;  // stopped while waiting
     if (options.until_idle) {
         // A catch-up run asks every source; an empty answer from before
@@ -217,8 +219,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
     std::optional<metrics::LoaderMetrics> loader_metrics;
     if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
     std::optional<postgres::HintChannel> hints;
-    if (!options.poll_only)
-        hints.emplace(db, hint_options(options.workers), stop);
+    if (!options.poll_only) hints.emplace(db, hint_options(options.workers), stop);
     RunObserver observer(loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr);
     Nudger nudger(db);  // before the server: its threads call it until the server is gone
     std::optional<metrics::MetricsServer> server;
@@ -233,8 +234,9 @@ int run(const GlobalOptions& global, RunOptions& options) {
                  options.until_idle ? ", until idle" : "");
 
     BodyBudget body_budget(options.max_body_bytes_in_flight);
-    const Shared shared{db,      options, stop, observer, loader_metrics ? &*loader_metrics : nullptr,
-                        hints ? &*hints : nullptr, body_budget};
+    const Shared shared{
+        db,         options, stop, observer, loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr,
+        body_budget};
     std::atomic<int> failed{0};
     std::vector<std::thread> workers;
     for (int i = 0; i < options.workers; ++i)
@@ -280,9 +282,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
         ->capture_default_str()
         ->check(decimal_in(static_cast<std::int64_t>(FetchLimits{}.max_body_bytes),
                            std::numeric_limits<std::int64_t>::max()));
-    cmd->callback([&global, &action, options] {
-        action = [&global, options] { return run(global, *options); };
-    });
+    cmd->callback([&global, &action, options] { action = [&global, options] { return run(global, *options); }; });
 }
 
 }  // namespace tributary::cli

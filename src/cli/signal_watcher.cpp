@@ -1,7 +1,7 @@
 #include "signal_watcher.h"
 
-#include <csignal>
 #include <pthread.h>
+#include <csignal>
 
 #include <spdlog/spdlog.h>
 

@@ -58,7 +58,9 @@ void print_sources(const std::vector<postgres::SourceRecord>& records, bool json
         std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << shown_url(r.source.endpoint.url)
                   << "  interval=" << r.source.interval.count() << "ms batch=" << r.source.batch_size
                   << " timeout=" << r.source.endpoint.timeout.count() << "ms"
-                  << (r.source.endpoint.headers.empty() ? "" : " headers=" + std::to_string(r.source.endpoint.headers.size()))
+                  << (r.source.endpoint.headers.empty()
+                          ? ""
+                          : " headers=" + std::to_string(r.source.endpoint.headers.size()))
                   << "\n";
 }
 
@@ -96,13 +98,19 @@ void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& act
     auto spec = std::make_shared<postgres::SourceSpec>();
     add->add_option("NAME", spec->name, "unique name, e.g. orders.eu ([A-Za-z0-9._-]{1,100})")->required();
     add->add_option("--url", spec->url, "events endpoint; after_id and limit are appended")->required();
-    add->add_option("--interval-ms", spec->interval_ms, "minimum pause between two requests")->capture_default_str()
+    add->add_option("--interval-ms", spec->interval_ms, "minimum pause between two requests")
+        ->capture_default_str()
         ->check(decimal_in(1, 86400000));
-    add->add_option("--batch-size", spec->batch_size, "events per request (limit)")->capture_default_str()->check(decimal_in(1, 10000));
-    add->add_option("--after-id", spec->after_id, "start after this id")->capture_default_str()
+    add->add_option("--batch-size", spec->batch_size, "events per request (limit)")
+        ->capture_default_str()
+        ->check(decimal_in(1, 10000));
+    add->add_option("--after-id", spec->after_id, "start after this id")
+        ->capture_default_str()
         ->check(decimal_in(0, std::numeric_limits<std::int64_t>::max()));
     add->add_option("--header", spec->headers, "request header \"Name: value\" (repeatable; stored, never logged)");
-    add->add_option("--timeout-ms", spec->timeout_ms, "whole-request timeout")->capture_default_str()->check(decimal_in(1, 3600000));
+    add->add_option("--timeout-ms", spec->timeout_ms, "whole-request timeout")
+        ->capture_default_str()
+        ->check(decimal_in(1, 3600000));
     add->callback([&global, &action, spec] {
         action = [&global, spec] {
             check_spec(*spec);

@@ -19,9 +19,12 @@ std::string state_of(const postgres::SourceStatus& s) { return s.enabled ? s.sta
 std::string ago(const std::optional<double>& seconds) {
     if (!seconds) return "-";
     std::ostringstream out;
-    if (*seconds < 60) out << std::fixed << std::setprecision(1) << *seconds << "s ago";
-    else if (*seconds < 3600) out << static_cast<long>(*seconds / 60) << "m ago";
-    else out << static_cast<long>(*seconds / 3600) << "h ago";
+    if (*seconds < 60)
+        out << std::fixed << std::setprecision(1) << *seconds << "s ago";
+    else if (*seconds < 3600)
+        out << static_cast<long>(*seconds / 60) << "m ago";
+    else
+        out << static_cast<long>(*seconds / 3600) << "h ago";
     return out.str();
 }
 
@@ -75,7 +78,8 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
     using Row = std::vector<std::string>;
     // Left-aligned text, right-aligned numbers; the last column is free.
     const std::vector<bool> right = {false, false, true, true, true, false, false, false, false};
-    std::vector<Row> table{{"SOURCE", "STATE", "CURSOR", "STORED", "LAG", "LAST FETCH", "LAST OK", "NEXT", "LAST ERROR"}};
+    std::vector<Row> table{
+        {"SOURCE", "STATE", "CURSOR", "STORED", "LAG", "LAST FETCH", "LAST OK", "NEXT", "LAST ERROR"}};
     for (const auto& s : rows) {
         std::string error = "-";
         if (s.last_error) error = "(" + ago(s.seconds_since_error) + ") " + *s.last_error;
@@ -111,15 +115,18 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
 }  // namespace
 
 void add_status_command(CLI::App& app, const GlobalOptions& global, Action& action) {
-    auto* cmd = app.add_subcommand("status", "One row per source: state, cursor, events stored, last fetch, last error, next request");
+    auto* cmd = app.add_subcommand(
+        "status", "One row per source: state, cursor, events stored, last fetch, last error, next request");
     auto json = std::make_shared<bool>(false);
     cmd->add_flag("--json", *json, "machine-readable output");
     cmd->callback([&global, &action, json] {
         action = [&global, json] {
             postgres::PostgresSession session(global.database_url());
             const auto rows = postgres::PostgresSourceRegistry(session).status();
-            if (*json) print_json(rows);
-            else print_table(rows);
+            if (*json)
+                print_json(rows);
+            else
+                print_table(rows);
             return 0;
         };
     });

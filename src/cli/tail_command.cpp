@@ -1,8 +1,8 @@
 #include <iostream>
 #include <optional>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "core/errors.h"

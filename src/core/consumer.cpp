@@ -71,10 +71,11 @@ bool Consumer::run() {
     for (auto& w : workers) w.join();
 
     const auto t = totals();
-    spdlog::info("{} stopped: {} batches acked ({} events), {} failed, {} lost to other consumers, {} abandoned, "
-                 "{} left to their lease",
-                 context_, t.batches_acked, t.events_acked, t.batches_failed, t.batches_lost, t.batches_abandoned,
-                 t.batches_unsettled);
+    spdlog::info(
+        "{} stopped: {} batches acked ({} events), {} failed, {} lost to other consumers, {} abandoned, "
+        "{} left to their lease",
+        context_, t.batches_acked, t.events_acked, t.batches_failed, t.batches_lost, t.batches_abandoned,
+        t.batches_unsettled);
     return !fatal_;
 }
 
@@ -167,8 +168,8 @@ void Consumer::process(GroupLog& log, Heartbeat& heartbeat, OutageLog& outages, 
         return;
     }
     if (lease.lost())
-        spdlog::info("{} batch={} finished after its lease was lost; settling anyway (the database decides)",
-                     context_, batch.id);
+        spdlog::info("{} batch={} finished after its lease was lost; settling anyway (the database decides)", context_,
+                     batch.id);
     settle(log, outages, batch, result, lease);
 }
 
@@ -220,9 +221,10 @@ void Consumer::count(const LeasedBatch& batch, const HandlerResult& result, bool
     const bool success = result.outcome == HandlerResult::Outcome::success;
     if (!settled) {
         ++counters_.batches_lost;
-        spdlog::warn("{} batch={} delivery={} {} refused: the lease went to another consumer (or an earlier try "
-                     "whose reply was lost settled it); this result does not count",
-                     context_, batch.id, batch.delivery, success ? "ack" : "fail");
+        spdlog::warn(
+            "{} batch={} delivery={} {} refused: the lease went to another consumer (or an earlier try "
+            "whose reply was lost settled it); this result does not count",
+            context_, batch.id, batch.delivery, success ? "ack" : "fail");
         return;
     }
     if (success) {
@@ -231,8 +233,8 @@ void Consumer::count(const LeasedBatch& batch, const HandlerResult& result, bool
         return;
     }
     ++counters_.batches_failed;
-    spdlog::warn("{} batch={} delivery={} failed ({} events), will be retried: {}", context_, batch.id,
-                 batch.delivery, batch.events.size(), one_line(result.error));
+    spdlog::warn("{} batch={} delivery={} failed ({} events), will be retried: {}", context_, batch.id, batch.delivery,
+                 batch.events.size(), one_line(result.error));
 }
 
 }  // namespace tributary

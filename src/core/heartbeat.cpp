@@ -86,8 +86,10 @@ void Heartbeat::loop() {
         auto wake = now + every_;
         for (const auto& [key, entry] : entries_) {
             if (entry.lost) continue;
-            if (entry.next_due <= now) due.push_back(Due{key, entry.batch_id, entry.token});
-            else wake = std::min(wake, entry.next_due);
+            if (entry.next_due <= now)
+                due.push_back(Due{key, entry.batch_id, entry.token});
+            else
+                wake = std::min(wake, entry.next_due);
         }
         if (due.empty()) {
             changed_.wait_until(lock, wake);
@@ -114,9 +116,10 @@ void Heartbeat::loop() {
                     break;
                 case Extended::lost:
                     entry.lost = true;
-                    spdlog::warn("{} batch={} lease lost to another consumer while its handler runs; its result "
-                                 "will not count",
-                                 context_, entry.batch_id);
+                    spdlog::warn(
+                        "{} batch={} lease lost to another consumer while its handler runs; its result "
+                        "will not count",
+                        context_, entry.batch_id);
                     break;
                 case Extended::unknown:
                     entry.next_due = std::chrono::steady_clock::now() + std::min(every_, kRetryAfterError);

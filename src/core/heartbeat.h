@@ -26,9 +26,7 @@ public:
     class Ticket {
     public:
         Ticket(Heartbeat& heartbeat, std::uint64_t key) : heartbeat_(&heartbeat), key_(key) {}
-        Ticket(Ticket&& other) noexcept : heartbeat_(other.heartbeat_), key_(other.key_) {
-            other.heartbeat_ = nullptr;
-        }
+        Ticket(Ticket&& other) noexcept : heartbeat_(other.heartbeat_), key_(other.key_) { other.heartbeat_ = nullptr; }
         Ticket(const Ticket&) = delete;
         Ticket& operator=(const Ticket&) = delete;
         Ticket& operator=(Ticket&&) = delete;
@@ -46,8 +44,7 @@ public:
     };
 
     /// `context` starts every log line ("group=... consumer=...").
-    Heartbeat(std::unique_ptr<GroupLog> log, std::chrono::milliseconds lease, std::string context,
-              OutageLog& outages);
+    Heartbeat(std::unique_ptr<GroupLog> log, std::chrono::milliseconds lease, std::string context, OutageLog& outages);
     ~Heartbeat();
     Heartbeat(const Heartbeat&) = delete;
     Heartbeat& operator=(const Heartbeat&) = delete;

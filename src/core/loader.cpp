@@ -14,19 +14,25 @@ namespace {
 
 FailureClass failure_class(FetchResult::Cause cause) {
     switch (cause) {
-        case FetchResult::Cause::http_status: return FailureClass::http_status;
-        case FetchResult::Cause::invalid_batch: return FailureClass::invalid_batch;
+        case FetchResult::Cause::http_status:
+            return FailureClass::http_status;
+        case FetchResult::Cause::invalid_batch:
+            return FailureClass::invalid_batch;
         case FetchResult::Cause::network:
-        case FetchResult::Cause::none: break;
+        case FetchResult::Cause::none:
+            break;
     }
     return FailureClass::network;
 }
 
 SlotClose::Failure slot_failure(FetchResult::Status status) {
     switch (status) {
-        case FetchResult::Status::throttled: return SlotClose::Failure::throttled;
-        case FetchResult::Status::failing: return SlotClose::Failure::failing;
-        default: return SlotClose::Failure::transient;
+        case FetchResult::Status::throttled:
+            return SlotClose::Failure::throttled;
+        case FetchResult::Status::failing:
+            return SlotClose::Failure::failing;
+        default:
+            return SlotClose::Failure::transient;
     }
 }
 
@@ -34,34 +40,50 @@ SlotClose::Failure slot_failure(FetchResult::Status status) {
 
 const char* to_string(FailureClass c) {
     switch (c) {
-        case FailureClass::none: return "none";
-        case FailureClass::network: return "network";
-        case FailureClass::http_status: return "http_status";
-        case FailureClass::invalid_batch: return "invalid_batch";
-        case FailureClass::store: return "store";
+        case FailureClass::none:
+            return "none";
+        case FailureClass::network:
+            return "network";
+        case FailureClass::http_status:
+            return "http_status";
+        case FailureClass::invalid_batch:
+            return "invalid_batch";
+        case FailureClass::store:
+            return "store";
     }
     return "unknown";
 }
 
 const char* to_string(StoreConflict c) {
     switch (c) {
-        case StoreConflict::none: return "none";
-        case StoreConflict::cursor_moved: return "cursor_moved";
-        case StoreConflict::duplicate_ids: return "duplicate_ids";
+        case StoreConflict::none:
+            return "none";
+        case StoreConflict::cursor_moved:
+            return "cursor_moved";
+        case StoreConflict::duplicate_ids:
+            return "duplicate_ids";
     }
     return "unknown";
 }
 
 const char* to_string(SourceOutcome outcome) {
     switch (outcome) {
-        case SourceOutcome::stored: return "stored";
-        case SourceOutcome::empty: return "empty";
-        case SourceOutcome::failed: return "failed";
-        case SourceOutcome::conflict: return "conflict";
-        case SourceOutcome::locked: return "locked";
-        case SourceOutcome::not_due: return "not_due";
-        case SourceOutcome::backing_off: return "backing_off";
-        case SourceOutcome::stopped: return "stopped";
+        case SourceOutcome::stored:
+            return "stored";
+        case SourceOutcome::empty:
+            return "empty";
+        case SourceOutcome::failed:
+            return "failed";
+        case SourceOutcome::conflict:
+            return "conflict";
+        case SourceOutcome::locked:
+            return "locked";
+        case SourceOutcome::not_due:
+            return "not_due";
+        case SourceOutcome::backing_off:
+            return "backing_off";
+        case SourceOutcome::stopped:
+            return "stopped";
     }
     return "unknown";
 }
@@ -70,14 +92,29 @@ void PassSummary::add(const TurnReport& turn) {
     ++sources;
     events_stored += turn.events;
     switch (turn.outcome) {
-        case SourceOutcome::stored: ++stored; break;
-        case SourceOutcome::empty: ++empty; break;
-        case SourceOutcome::failed: ++failed; break;
-        case SourceOutcome::conflict: ++conflict; break;
-        case SourceOutcome::locked: ++locked; break;
-        case SourceOutcome::not_due: ++not_due; break;
-        case SourceOutcome::backing_off: ++backing_off; break;
-        case SourceOutcome::stopped: break;
+        case SourceOutcome::stored:
+            ++stored;
+            break;
+        case SourceOutcome::empty:
+            ++empty;
+            break;
+        case SourceOutcome::failed:
+            ++failed;
+            break;
+        case SourceOutcome::conflict:
+            ++conflict;
+            break;
+        case SourceOutcome::locked:
+            ++locked;
+            break;
+        case SourceOutcome::not_due:
+            ++not_due;
+            break;
+        case SourceOutcome::backing_off:
+            ++backing_off;
+            break;
+        case SourceOutcome::stopped:
+            break;
     }
 }
 
@@ -114,8 +151,8 @@ PassSummary Loader::run_once() {
             throw;  // the whole pass is moot; run() waits for the database
         } catch (const std::exception& e) {
             // A bug or an unexpected library error must not stop the others.
-            spdlog::warn("source={} worker={} unexpected error, skipped this pass: {}", source.name,
-                         options_.worker, e.what());
+            spdlog::warn("source={} worker={} unexpected error, skipped this pass: {}", source.name, options_.worker,
+                         e.what());
         }
         summary.add(turn);
         observer_.turn_done(source, turn);
@@ -130,15 +167,21 @@ TurnReport Loader::load_source(const Source& source) {
     // The lease starts when the database runs the claim, a moment after this.
     const auto claimed_at = ports_.clock.now();
     const auto claim = ports_.turn.claim(source);
-    if (claim.decision == SourceTurn::Decision::locked) note_locked(source);
-    else note_not_locked(source);
+    if (claim.decision == SourceTurn::Decision::locked)
+        note_locked(source);
+    else
+        note_not_locked(source);
     switch (claim.decision) {
-        case SourceTurn::Decision::locked: return {SourceOutcome::locked};
+        case SourceTurn::Decision::locked:
+            return {SourceOutcome::locked};
         // Asked lately, by any worker of any process, and it had nothing then:
         // as good as asked now, for deciding that everything is loaded.
-        case SourceTurn::Decision::not_due: return {claim.drained ? SourceOutcome::empty : SourceOutcome::not_due};
-        case SourceTurn::Decision::backing_off: return {SourceOutcome::backing_off};
-        case SourceTurn::Decision::pass: break;
+        case SourceTurn::Decision::not_due:
+            return {claim.drained ? SourceOutcome::empty : SourceOutcome::not_due};
+        case SourceTurn::Decision::backing_off:
+            return {SourceOutcome::backing_off};
+        case SourceTurn::Decision::pass:
+            break;
     }
     // From here on this worker holds the source; every path closes the slot,
     // and the close lets the lock go.
@@ -151,10 +194,10 @@ TurnReport Loader::load_source(const Source& source) {
         // The slot is reserved: close it with a backoff and a visible cause,
         // rather than leaving the source leased and "ok" in status.
         try {
-            return record_failure(source, claim,
-                                  FetchResult::failure(FetchResult::Status::transient,
-                                                       std::string("database error: ") + e.what()),
-                                  FailureClass::store);
+            return record_failure(
+                source, claim,
+                FetchResult::failure(FetchResult::Status::transient, std::string("database error: ") + e.what()),
+                FailureClass::store);
         } catch (const DatabaseUnavailable&) {
             abandon_slot(source, claim.lease);
             throw;
@@ -172,11 +215,12 @@ void Loader::note_locked(const Source& source) {
     streak.checked = now;
     const auto holder = ports_.turn.stranger_holding(source);
     if (holder) {
-        spdlog::warn("source={} worker={} locked by a session that is not a tributary loader ({}): pid {}, user {}, "
-                     "application '{}', since {}; no loader can ask this source until that session unlocks or ends "
-                     "(SELECT pg_terminate_backend({}))",
-                     source.name, options_.worker, holder->why, holder->pid, holder->user, holder->application,
-                     holder->since.empty() ? "unknown" : holder->since, holder->pid);
+        spdlog::warn(
+            "source={} worker={} locked by a session that is not a tributary loader ({}): pid {}, user {}, "
+            "application '{}', since {}; no loader can ask this source until that session unlocks or ends "
+            "(SELECT pg_terminate_backend({}))",
+            source.name, options_.worker, holder->why, holder->pid, holder->user, holder->application,
+            holder->since.empty() ? "unknown" : holder->since, holder->pid);
     }
     if (holder || streak.stranger) observer_.lock_stranger(source, holder);
     streak.stranger = holder.has_value();
@@ -200,8 +244,7 @@ void Loader::abandon_slot(const Source& source, std::int64_t lease) {
     closing_.reset();
 }
 
-TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim& claim,
-                                   Clock::time_point claimed_at) {
+TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim& claim, Clock::time_point claimed_at) {
     const auto fetch_start = ports_.clock.now();
     if (fetch_start - claimed_at > options_.max_start_delay) {
         // Our lease may have run out and the source be someone else's now: a
@@ -269,24 +312,26 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
     if (stored == SourceTurn::Stored::appended) fault_point("after_commit");
     note_next_due(source.interval);
     if (stored == SourceTurn::Stored::conflict) {
-        spdlog::warn("source={} worker={} store conflict (cursor_moved): the cursor moved from {} under another "
-                     "writer while this worker held the source; batch dropped, will re-read",
-                     source.name, options_.worker, cursor);
+        spdlog::warn(
+            "source={} worker={} store conflict (cursor_moved): the cursor moved from {} under another "
+            "writer while this worker held the source; batch dropped, will re-read",
+            source.name, options_.worker, cursor);
         TurnReport report{SourceOutcome::conflict};
         report.store_conflict = StoreConflict::cursor_moved;
         return report;
     }
     if (stored == SourceTurn::Stored::duplicate) {
-        spdlog::warn("source={} worker={} store conflict (duplicate_ids): ids up to {} after cursor {} were already "
-                     "stored by another writer; batch dropped, the cursor stays (does the source rewrite history, "
-                     "or does a writer bypass the loader?)",
-                     source.name, options_.worker, last_id, cursor);
+        spdlog::warn(
+            "source={} worker={} store conflict (duplicate_ids): ids up to {} after cursor {} were already "
+            "stored by another writer; batch dropped, the cursor stays (does the source rewrite history, "
+            "or does a writer bypass the loader?)",
+            source.name, options_.worker, last_id, cursor);
         TurnReport report{SourceOutcome::conflict};
         report.store_conflict = StoreConflict::duplicate_ids;
         return report;
     }
-    spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker, count,
-                  cursor, last_id);
+    spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker, count, cursor,
+                  last_id);
     return {SourceOutcome::stored, count, FailureClass::none, {}, append_time, last_id, result.backlog};
 }
 
@@ -295,9 +340,15 @@ TurnReport Loader::record_failure(const Source& source, const SourceTurn::Claim&
     const int failures = claim.consecutive_failures + 1;
     std::chrono::milliseconds delay;
     switch (result.status) {
-        case FetchResult::Status::throttled: delay = result.retry_after; break;
-        case FetchResult::Status::failing: delay = backoff_.failing(failures); break;
-        default: delay = backoff_.transient(failures); break;
+        case FetchResult::Status::throttled:
+            delay = result.retry_after;
+            break;
+        case FetchResult::Status::failing:
+            delay = backoff_.failing(failures);
+            break;
+        default:
+            delay = backoff_.transient(failures);
+            break;
     }
     delay = std::max(delay, source.interval);
     spdlog::warn("source={} worker={} fetch {} (failure {} in a row), next try in {} ms: {}", source.name,

@@ -13,8 +13,8 @@
 #include "idle_pause.h"
 #include "idle_polling.h"
 #include "loader_observer.h"
-#include "source_catalog.h"
 #include "slot_close.h"
+#include "source_catalog.h"
 #include "source_turn.h"
 #include "stop_signal.h"
 
@@ -139,7 +139,7 @@ private:
     std::optional<std::chrono::milliseconds> soonest_due_in_;
     std::optional<PendingClose> closing_;         ///< the close under way, if any
     std::optional<PendingClose> abandoned_slot_;  ///< a close the database's going away cut short
-    std::map<int, LockedStreak> locked_;  ///< by source id
+    std::map<int, LockedStreak> locked_;          ///< by source id
     std::size_t pass_count_ = 0;
     std::size_t events_since_report_ = 0;
     Clock::time_point last_report_{};

@@ -40,7 +40,7 @@ struct TurnReport {
     std::optional<std::chrono::duration<double>> append_time = {};  ///< when a batch was stored
     std::optional<std::int64_t> cursor = {};                        ///< after the turn, when known
     std::optional<std::int64_t> backlog = {};                       ///< as the source reported it
-    StoreConflict store_conflict = StoreConflict::none;              ///< with outcome conflict, at store time
+    StoreConflict store_conflict = StoreConflict::none;             ///< with outcome conflict, at store time
 };
 
 /// What a loader tells the outside world (metrics, health, process-wide

@@ -22,8 +22,8 @@ struct SlotClose {
     /// No request before this has passed (succeeded: the pause the loader
     /// chose; failed: the backoff or Retry-After). Released: the interval.
     std::chrono::milliseconds pause{0};
-    bool drained = false;                 ///< succeeded: the source had nothing new
-    std::optional<std::int64_t> backlog;  ///< succeeded: what it said it still holds
+    bool drained = false;                  ///< succeeded: the source had nothing new
+    std::optional<std::int64_t> backlog;   ///< succeeded: what it said it still holds
     Failure failure = Failure::transient;  ///< failed: what kind
     std::string error;                     ///< failed: why, shown in status
 

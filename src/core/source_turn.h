@@ -41,10 +41,10 @@ namespace tributary {
 class SourceTurn {
 public:
     enum class Decision {
-        pass,         ///< this worker holds the source; a request slot is reserved
-        locked,       ///< another worker holds the source
-        not_due,      ///< asked recently, by anyone: wait for the interval
-        backing_off   ///< the source failed lately and is waiting out its backoff
+        pass,        ///< this worker holds the source; a request slot is reserved
+        locked,      ///< another worker holds the source
+        not_due,     ///< asked recently, by anyone: wait for the interval
+        backing_off  ///< the source failed lately and is waiting out its backoff
     };
 
     struct Claim {
@@ -57,7 +57,7 @@ public:
     };
 
     enum class Stored {
-        appended,  ///< the batch is committed and the cursor moved to its last event
+        appended,   ///< the batch is committed and the cursor moved to its last event
         conflict,   ///< the cursor was not the claim's (another writer moved it):
                     ///< nothing stored (the slot is closed all the same)
         duplicate,  ///< the cursor was the claim's, but another writer had stored some

@@ -36,7 +36,8 @@ std::string shown(std::string_view text) {
 std::optional<std::int64_t> int64_of(std::string_view text) {
     const bool negative = !text.empty() && text.front() == '-';
     if (negative) text.remove_prefix(1);
-    const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
+    const std::uint64_t limit =
+        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
     std::uint64_t value = 0;
     for (const char c : text) {
         const auto digit = static_cast<std::uint64_t>(c - '0');
@@ -52,7 +53,7 @@ struct EventFields {
     std::size_t index = 0;
     unsigned seen = 0;  ///< bits of the fields met, by BatchField
     std::optional<std::int64_t> id;
-    std::string id_problem;        ///< why the "id" member is no id
+    std::string id_problem;           ///< why the "id" member is no id
     const char* duplicate = nullptr;  ///< the first field met twice
     bool has_payload = false;
     std::size_t payload_begin = 0;
@@ -70,12 +71,17 @@ public:
     void name(const JsonString& name) override {
         member_ = BatchField::none;
         switch (roles_.empty() ? Role::other : roles_.back()) {
-            case Role::envelope: member_ = envelope_member(name); break;
-            case Role::record: member_ = record_member(name); break;
+            case Role::envelope:
+                member_ = envelope_member(name);
+                break;
+            case Role::record:
+                member_ = record_member(name);
+                break;
             case Role::payload:
                 if (name.has_nul) payload_nul("a key");
                 break;
-            default: break;
+            default:
+                break;
         }
     }
 
@@ -105,11 +111,16 @@ private:
         }
         const BatchField member = std::exchange(member_, BatchField::none);
         switch (roles_.back()) {
-            case Role::envelope: return envelope_value(member, kind, begin, end);
-            case Role::records: return element(kind);
-            case Role::record: return event_value(member, kind, begin, end);
-            case Role::payload: return Role::payload;
-            case Role::other: break;
+            case Role::envelope:
+                return envelope_value(member, kind, begin, end);
+            case Role::records:
+                return element(kind);
+            case Role::record:
+                return event_value(member, kind, begin, end);
+            case Role::payload:
+                return Role::payload;
+            case Role::other:
+                break;
         }
         return Role::other;
     }
@@ -119,9 +130,14 @@ private:
             case BatchField::records:
                 out_.records = kind;
                 return kind == JsonKind::array ? Role::records : Role::other;
-            case BatchField::remaining: out_.remaining = backlog_number(kind, begin, end); break;
-            case BatchField::head_id: out_.head_id = backlog_number(kind, begin, end); break;
-            default: break;
+            case BatchField::remaining:
+                out_.remaining = backlog_number(kind, begin, end);
+                break;
+            case BatchField::head_id:
+                out_.head_id = backlog_number(kind, begin, end);
+                break;
+            default:
+                break;
         }
         return Role::other;
     }
@@ -134,8 +150,8 @@ private:
     Role element(JsonKind kind) {
         const std::size_t index = out_.count++;
         if (kind != JsonKind::object) {
-            event_problem(fmt::format("event #{} is {}, expected an object with \"id\" and \"payload\"", index,
-                                      describe(kind)));
+            event_problem(
+                fmt::format("event #{} is {}, expected an object with \"id\" and \"payload\"", index, describe(kind)));
             return Role::other;
         }
         event_ = EventFields{};
@@ -245,7 +261,7 @@ private:
     const std::int64_t after_id_;
     std::int64_t previous_id_;
     const std::size_t keep_;
-    std::vector<Role> roles_;  ///< per open container, innermost last
+    std::vector<Role> roles_;               ///< per open container, innermost last
     BatchField member_ = BatchField::none;  ///< the member whose value comes next
     unsigned envelope_seen_ = 0;
     EventFields event_;  ///< the event open now (events do not nest)

@@ -30,8 +30,7 @@ void BodyBudget::give_back(std::size_t bytes) {
     freed_.notify_all();
 }
 
-bool BodyAllowance::grow_to(std::size_t bytes, std::chrono::steady_clock::time_point deadline,
-                            const StopSignal& stop) {
+bool BodyAllowance::grow_to(std::size_t bytes, std::chrono::steady_clock::time_point deadline, const StopSignal& stop) {
     if (bytes <= held_) return true;
     const std::size_t more = bytes - held_;
     if (budget_ != nullptr) {

@@ -56,7 +56,7 @@ struct Transfer {
     std::size_t max_body = 0;
     bool too_large = false;
     bool over_budget = false;
-    BodyAllowance allowance;  ///< the body's capacity, from the process's budget
+    BodyAllowance allowance;                         ///< the body's capacity, from the process's budget
     std::chrono::steady_clock::time_point deadline;  ///< the request's own timeout
     const StopSignal* stop = nullptr;
     char error[CURL_ERROR_SIZE] = {};
@@ -154,7 +154,8 @@ CURLcode set_options(CURL* easy, const std::string& url, const Endpoint& endpoin
     auto keep_first = [&rc](CURLcode r) {
         if (rc == CURLE_OK) rc = r;
     };
-    const long timeout_ms = endpoint.timeout.count() > 0 ? static_cast<long>(endpoint.timeout.count()) : kDefaultTimeoutMs;
+    const long timeout_ms =
+        endpoint.timeout.count() > 0 ? static_cast<long>(endpoint.timeout.count()) : kDefaultTimeoutMs;
     const auto max_file =
         static_cast<curl_off_t>(std::min<std::size_t>(limits.max_body_bytes, std::numeric_limits<curl_off_t>::max()));
 
@@ -189,28 +190,50 @@ CURLcode set_options(CURL* easy, const std::string& url, const Endpoint& endpoin
 
 std::string reason_phrase(long code) {
     switch (code) {
-        case 204: return " No Content";
-        case 301: return " Moved Permanently";
-        case 302: return " Found";
-        case 303: return " See Other";
-        case 304: return " Not Modified";
-        case 307: return " Temporary Redirect";
-        case 308: return " Permanent Redirect";
-        case 400: return " Bad Request";
-        case 401: return " Unauthorized";
-        case 403: return " Forbidden";
-        case 404: return " Not Found";
-        case 405: return " Method Not Allowed";
-        case 406: return " Not Acceptable";
-        case 408: return " Request Timeout";
-        case 410: return " Gone";
-        case 429: return " Too Many Requests";
-        case 500: return " Internal Server Error";
-        case 501: return " Not Implemented";
-        case 502: return " Bad Gateway";
-        case 503: return " Service Unavailable";
-        case 504: return " Gateway Timeout";
-        default: return "";
+        case 204:
+            return " No Content";
+        case 301:
+            return " Moved Permanently";
+        case 302:
+            return " Found";
+        case 303:
+            return " See Other";
+        case 304:
+            return " Not Modified";
+        case 307:
+            return " Temporary Redirect";
+        case 308:
+            return " Permanent Redirect";
+        case 400:
+            return " Bad Request";
+        case 401:
+            return " Unauthorized";
+        case 403:
+            return " Forbidden";
+        case 404:
+            return " Not Found";
+        case 405:
+            return " Method Not Allowed";
+        case 406:
+            return " Not Acceptable";
+        case 408:
+            return " Request Timeout";
+        case 410:
+            return " Gone";
+        case 429:
+            return " Too Many Requests";
+        case 500:
+            return " Internal Server Error";
+        case 501:
+            return " Not Implemented";
+        case 502:
+            return " Bad Gateway";
+        case 503:
+            return " Service Unavailable";
+        case 504:
+            return " Gateway Timeout";
+        default:
+            return "";
     }
 }
 
@@ -329,9 +352,9 @@ FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id,
     transfer.easy = easy;
     transfer.max_body = limits_.max_body_bytes;
     transfer.stop = &stop_;
-    transfer.deadline = std::chrono::steady_clock::now() + (source.endpoint.timeout.count() > 0
-                                                                ? source.endpoint.timeout
-                                                                : std::chrono::milliseconds(kDefaultTimeoutMs));
+    transfer.deadline =
+        std::chrono::steady_clock::now() +
+        (source.endpoint.timeout.count() > 0 ? source.endpoint.timeout : std::chrono::milliseconds(kDefaultTimeoutMs));
     const std::string full_url = request_url(source.endpoint.url, after_id, limit);
     if (const CURLcode rc = set_options(easy, full_url, source.endpoint, headers.get(), limits_, transfer);
         rc != CURLE_OK)

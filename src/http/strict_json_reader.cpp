@@ -44,7 +44,9 @@ std::string shown_byte(char c) {
 class Reader {
 public:
     Reader(std::string_view text, int max_depth, JsonVisitor& visitor)
-        : text_(text), end_(text.size()), max_depth_(max_depth < 0 ? 0 : static_cast<std::size_t>(max_depth)),
+        : text_(text),
+          end_(text.size()),
+          max_depth_(max_depth < 0 ? 0 : static_cast<std::size_t>(max_depth)),
           visitor_(visitor) {
         open_objects_.reserve(max_depth_);
     }
@@ -110,17 +112,22 @@ private:
         if (pos_ == end_) return fail_here("a value");
         const std::size_t begin = pos_;
         switch (text_[pos_]) {
-            case '{': return open(JsonKind::object);
-            case '[': return open(JsonKind::array);
+            case '{':
+                return open(JsonKind::object);
+            case '[':
+                return open(JsonKind::array);
             case '"': {
                 JsonString string;
                 if (!read_string(string)) return false;
                 visitor_.scalar(JsonKind::string, begin, pos_, &string);
                 return true;
             }
-            case 't': return literal("true", JsonKind::boolean);
-            case 'f': return literal("false", JsonKind::boolean);
-            case 'n': return literal("null", JsonKind::null);
+            case 't':
+                return literal("true", JsonKind::boolean);
+            case 'f':
+                return literal("false", JsonKind::boolean);
+            case 'n':
+                return literal("null", JsonKind::null);
             default: {
                 bool integer = true;
                 if (!read_number(integer)) return false;
@@ -252,9 +259,13 @@ private:
             case 'f':
             case 'n':
             case 'r':
-            case 't': pos_ += 2; return true;
-            case 'u': break;
-            default: return fail(pos_, fmt::format("invalid escape \\{} in a string", shown_byte(text_[pos_ + 1])));
+            case 't':
+                pos_ += 2;
+                return true;
+            case 'u':
+                break;
+            default:
+                return fail(pos_, fmt::format("invalid escape \\{} in a string", shown_byte(text_[pos_ + 1])));
         }
         const long unit = unicode_escape(pos_);
         if (unit < 0) return fail(pos_, "invalid \\u escape in a string (four hexadecimal digits expected)");
@@ -355,11 +366,21 @@ std::optional<std::string> decoded_json_string(const JsonString& string, std::si
         }
         const char kind = raw[++i];
         switch (kind) {
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
             case 'u': {
                 unsigned long code = hex4(raw.substr(i + 1, 4));
                 i += 4;
@@ -370,7 +391,9 @@ std::optional<std::string> decoded_json_string(const JsonString& string, std::si
                 append_utf8(out, code);
                 break;
             }
-            default: out += kind; break;  // " \ /
+            default:
+                out += kind;
+                break;  // " \ /
         }
     }
     if (out.size() > max_bytes) return std::nullopt;

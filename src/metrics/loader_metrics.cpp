@@ -17,7 +17,7 @@ using prometheus::BuildHistogram;
 
 // From a fast local fetch (ms) to a source at its timeout (10 s and more).
 const prometheus::Histogram::BucketBoundaries kDurationBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                                                   0.25,  0.5,    1,     2.5,  5,     10,  30};
+                                                                  0.25,  0.5,    1,     2.5,  5,     10,   30};
 
 const FailureClass kFailureClasses[] = {FailureClass::network, FailureClass::http_status, FailureClass::invalid_batch,
                                         FailureClass::store};
@@ -48,19 +48,43 @@ struct LoaderMetrics::PerSource {
 
 LoaderMetrics::LoaderMetrics(int workers, const std::string& version)
     : registry_(std::make_shared<prometheus::Registry>()),
-      events_stored_(BuildCounter().Name("tributary_events_stored_total").Help("Events committed to PostgreSQL").Register(*registry_)),
-      batches_stored_(BuildCounter().Name("tributary_batches_stored_total").Help("Batches committed to PostgreSQL").Register(*registry_)),
+      events_stored_(BuildCounter()
+                         .Name("tributary_events_stored_total")
+                         .Help("Events committed to PostgreSQL")
+                         .Register(*registry_)),
+      batches_stored_(BuildCounter()
+                          .Name("tributary_batches_stored_total")
+                          .Help("Batches committed to PostgreSQL")
+                          .Register(*registry_)),
       fetch_errors_(BuildCounter()
                         .Name("tributary_fetch_errors_total")
                         .Help("Failed source turns by class: network, http_status, invalid_batch, store")
                         .Register(*registry_)),
-      lock_skips_(BuildCounter().Name("tributary_lock_skips_total").Help("Turns skipped: another worker held the source").Register(*registry_)),
-      gate_skips_(BuildCounter().Name("tributary_gate_skips_total").Help("Turns skipped: the source was not due (interval or backoff)").Register(*registry_)),
-      fetch_duration_(BuildHistogram().Name("tributary_fetch_duration_seconds").Help("Time of one request to a source").Register(*registry_)),
-      append_duration_(BuildHistogram().Name("tributary_append_duration_seconds").Help("Time to store one batch (transaction included)").Register(*registry_)),
+      lock_skips_(BuildCounter()
+                      .Name("tributary_lock_skips_total")
+                      .Help("Turns skipped: another worker held the source")
+                      .Register(*registry_)),
+      gate_skips_(BuildCounter()
+                      .Name("tributary_gate_skips_total")
+                      .Help("Turns skipped: the source was not due (interval or backoff)")
+                      .Register(*registry_)),
+      fetch_duration_(BuildHistogram()
+                          .Name("tributary_fetch_duration_seconds")
+                          .Help("Time of one request to a source")
+                          .Register(*registry_)),
+      append_duration_(BuildHistogram()
+                           .Name("tributary_append_duration_seconds")
+                           .Help("Time to store one batch (transaction included)")
+                           .Register(*registry_)),
       cursor_(BuildGauge().Name("tributary_source_cursor").Help("Id of the last event stored").Register(*registry_)),
-      lag_(BuildGauge().Name("tributary_source_lag_events").Help("Events the source still holds, as it reported").Register(*registry_)),
-      failing_(BuildGauge().Name("tributary_source_failing").Help("1 while the source's last request failed").Register(*registry_)),
+      lag_(BuildGauge()
+               .Name("tributary_source_lag_events")
+               .Help("Events the source still holds, as it reported")
+               .Register(*registry_)),
+      failing_(BuildGauge()
+                   .Name("tributary_source_failing")
+                   .Help("1 while the source's last request failed")
+                   .Register(*registry_)),
       last_success_(BuildGauge()
                         .Name("tributary_source_last_success_timestamp_seconds")
                         .Help("Unix time of the last successful fetch by this process")
@@ -78,11 +102,32 @@ LoaderMetrics::LoaderMetrics(int workers, const std::string& version)
                            .Help("Batches not stored although the source was this worker's: reason = cursor_moved "
                                  "(compare-and-set) or duplicate_ids (unique key); near zero when healthy")
                            .Register(*registry_)),
-      passes_(BuildCounter().Name("tributary_passes_total").Help("Passes over the enabled sources").Register(*registry_).Add({})),
-      idle_sleeps_(BuildCounter().Name("tributary_idle_sleeps_total").Help("Pauses after a pass that stored nothing").Register(*registry_).Add({})),
-      reconnects_(BuildCounter().Name("tributary_database_reconnects_total").Help("New database sessions after a lost one").Register(*registry_).Add({})),
-      database_up_(BuildGauge().Name("tributary_database_up").Help("1 while every worker reaches the database").Register(*registry_).Add({})) {
-    BuildGauge().Name("tributary_workers").Help("Loader workers in this process").Register(*registry_).Add({}).Set(workers);
+      passes_(BuildCounter()
+                  .Name("tributary_passes_total")
+                  .Help("Passes over the enabled sources")
+                  .Register(*registry_)
+                  .Add({})),
+      idle_sleeps_(BuildCounter()
+                       .Name("tributary_idle_sleeps_total")
+                       .Help("Pauses after a pass that stored nothing")
+                       .Register(*registry_)
+                       .Add({})),
+      reconnects_(BuildCounter()
+                      .Name("tributary_database_reconnects_total")
+                      .Help("New database sessions after a lost one")
+                      .Register(*registry_)
+                      .Add({})),
+      database_up_(BuildGauge()
+                       .Name("tributary_database_up")
+                       .Help("1 while every worker reaches the database")
+                       .Register(*registry_)
+                       .Add({})) {
+    BuildGauge()
+        .Name("tributary_workers")
+        .Help("Loader workers in this process")
+        .Register(*registry_)
+        .Add({})
+        .Set(workers);
     BuildGauge()
         .Name("tributary_build_info")
         .Help("Build information (always 1)")
@@ -101,7 +146,8 @@ LoaderMetrics::PerSource& LoaderMetrics::per_source(const std::string& name) {
     const prometheus::Labels labels{{"source", name}};
     slot->events = &events_stored_.Add(labels);
     slot->batches = &batches_stored_.Add(labels);
-    for (const auto c : kFailureClasses) slot->errors[c] = &fetch_errors_.Add({{"source", name}, {"class", to_string(c)}});
+    for (const auto c : kFailureClasses)
+        slot->errors[c] = &fetch_errors_.Add({{"source", name}, {"class", to_string(c)}});
     for (const auto c : {StoreConflict::cursor_moved, StoreConflict::duplicate_ids})
         slot->conflicts[c] = &store_conflicts_.Add({{"source", name}, {"reason", to_string(c)}});
     slot->lock_skips = &lock_skips_.Add(labels);
@@ -119,14 +165,19 @@ void LoaderMetrics::turn_done(const Source& source, const TurnReport& turn) {
     std::lock_guard<std::mutex> guard(mutex_);
     PerSource& m = per_source(source.name);
     switch (turn.outcome) {
-        case SourceOutcome::locked: m.lock_skips->Increment(); break;
+        case SourceOutcome::locked:
+            m.lock_skips->Increment();
+            break;
         case SourceOutcome::not_due:
-        case SourceOutcome::backing_off: m.gate_skips->Increment(); break;
+        case SourceOutcome::backing_off:
+            m.gate_skips->Increment();
+            break;
         case SourceOutcome::stored:
             m.events->Increment(static_cast<double>(turn.events));
             m.batches->Increment();
             break;
-        default: break;
+        default:
+            break;
     }
     if (turn.failure != FailureClass::none) m.errors[turn.failure]->Increment();
     if (turn.store_conflict != StoreConflict::none) m.conflicts[turn.store_conflict]->Increment();

@@ -61,9 +61,9 @@ struct Answer {
 /// pointer); freed when libmicrohttpd is done with it.
 struct Request {
     std::size_t body_bytes = 0;
-    std::string source;             ///< a nudge's
-    bool suspended = false;         ///< a nudge handed to the nudge thread
-    std::optional<Answer> nudged;   ///< set by the nudge thread before it resumes the connection
+    std::string source;            ///< a nudge's
+    bool suspended = false;        ///< a nudge handed to the nudge thread
+    std::optional<Answer> nudged;  ///< set by the nudge thread before it resumes the connection
 };
 
 bool valid_source_name(const std::string& name) {
@@ -127,8 +127,8 @@ int bound_port(int fd) {
 }
 
 MHD_Result send_answer(MHD_Connection* connection, const Answer& answer) {
-    MHD_Response* response = MHD_create_response_from_buffer(
-        answer.body.size(), const_cast<char*>(answer.body.data()), MHD_RESPMEM_MUST_COPY);
+    MHD_Response* response = MHD_create_response_from_buffer(answer.body.size(), const_cast<char*>(answer.body.data()),
+                                                             MHD_RESPMEM_MUST_COPY);
     if (!response) return MHD_NO;
     MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, answer.content_type);
     // HEAD: libmicrohttpd sends the head GET would get, Content-Length included, without the body.
@@ -141,7 +141,8 @@ MHD_Result send_answer(MHD_Connection* connection, const Answer& answer) {
 
 std::pair<std::string, int> split_address(const std::string& address) {
     const auto colon = address.rfind(':');
-    const auto bad = std::invalid_argument("invalid address '" + address + "': expected HOST:PORT, e.g. 127.0.0.1:9187");
+    const auto bad =
+        std::invalid_argument("invalid address '" + address + "': expected HOST:PORT, e.g. 127.0.0.1:9187");
     if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) throw bad;
     std::string host = address.substr(0, colon);
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -165,11 +166,12 @@ struct MetricsServer::State {
     std::mutex mutex;
     std::condition_variable nudge_wanted;
     std::deque<std::pair<MHD_Connection*, Request*>> nudges;  ///< their connections suspended
-    std::size_t unanswered = 0;  ///< nudges suspended and not yet sent their answer
+    std::size_t unanswered = 0;                               ///< nudges suspended and not yet sent their answer
     std::condition_variable answered;
     bool stopping = false;
 
-    MHD_Result respond(MHD_Connection* connection, const std::string& method, const std::string& path, Request& request);
+    MHD_Result respond(MHD_Connection* connection, const std::string& method, const std::string& path,
+                       Request& request);
     MHD_Result start_nudge(MHD_Connection* connection, Request& request);
     Answer nudged(const std::string& source) const;
     void run_nudges();
@@ -242,8 +244,8 @@ void on_connection(void* cls, MHD_Connection* connection, void** /*socket_contex
 
 }  // namespace
 
-MHD_Result MetricsServer::State::respond(MHD_Connection* connection, const std::string& method,
-                                         const std::string& path, Request& request) {
+MHD_Result MetricsServer::State::respond(MHD_Connection* connection, const std::string& method, const std::string& path,
+                                         Request& request) {
     const bool get = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;
     if (path == "/metrics") {
         if (!get) return send_answer(connection, {405, "use GET\n"});
@@ -274,7 +276,8 @@ MHD_Result MetricsServer::State::start_nudge(MHD_Connection* connection, Request
     // Past this, the nudge thread may be gone: nothing left suspended at
     // MHD_stop_daemon (which would abort the process).
     if (stopping) return send_answer(connection, {503, "shutting down, try again\n"});
-    if (nudges.size() >= kMaxWaitingNudges) return send_answer(connection, {503, "too many nudges waiting, try again\n"});
+    if (nudges.size() >= kMaxWaitingNudges)
+        return send_answer(connection, {503, "too many nudges waiting, try again\n"});
     // Suspended before the nudge thread can see it, so its resume always
     // finds the connection suspended.
     MHD_suspend_connection(connection);
@@ -287,9 +290,12 @@ MHD_Result MetricsServer::State::start_nudge(MHD_Connection* connection, Request
 
 Answer MetricsServer::State::nudged(const std::string& source) const {
     switch (nudge(source)) {
-        case NudgeOutcome::nudged: return {200, "nudged " + source + "\n"};
-        case NudgeOutcome::unknown_source: return {404, "no source named " + source + "\n"};
-        case NudgeOutcome::unavailable: break;
+        case NudgeOutcome::nudged:
+            return {200, "nudged " + source + "\n"};
+        case NudgeOutcome::unknown_source:
+            return {404, "no source named " + source + "\n"};
+        case NudgeOutcome::unavailable:
+            break;
     }
     return {503, "database unreachable, try again\n"};
 }
@@ -326,15 +332,15 @@ MetricsServer::MetricsServer(const std::string& address, std::function<std::stri
     port_ = bound_port(listener);
     // One internal thread polls every connection (epoll on Linux): a slow
     // client costs a slot and its memory pool, never a thread.
-    state_->daemon = MHD_start_daemon(
-        MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, nullptr, nullptr, &on_request, state_.get(),
-        MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(listener),                     //
-        MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(kIdleTimeoutSeconds),       //
-        MHD_OPTION_CONNECTION_LIMIT, limit,                                              //
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::size_t>(kConnectionMemory),  //
-        MHD_OPTION_NOTIFY_COMPLETED, &on_completed, state_.get(),                        //
-        MHD_OPTION_NOTIFY_CONNECTION, &on_connection, state_.get(),                      //
-        MHD_OPTION_END);
+    state_->daemon =
+        MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, nullptr, nullptr, &on_request,
+                         state_.get(), MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(listener),        //
+                         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(kIdleTimeoutSeconds),        //
+                         MHD_OPTION_CONNECTION_LIMIT, limit,                                               //
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<std::size_t>(kConnectionMemory),  //
+                         MHD_OPTION_NOTIFY_COMPLETED, &on_completed, state_.get(),                         //
+                         MHD_OPTION_NOTIFY_CONNECTION, &on_connection, state_.get(),                       //
+                         MHD_OPTION_END);
     // On failure the listener is left open: libmicrohttpd may have closed it
     // already, and a second close could hit a descriptor reused since.
     if (!state_->daemon) throw std::runtime_error("cannot start the metrics server on " + address);

@@ -7,7 +7,8 @@ std::optional<int> WaitingConnections::opened(Key connection, int fd) {
     if (++live_ <= room_) return std::nullopt;
     Entry* oldest = nullptr;
     for (auto& [key, entry] : entries_)
-        if (key != connection && entry.waiting && !entry.cut && (!oldest || entry.since < oldest->since)) oldest = &entry;
+        if (key != connection && entry.waiting && !entry.cut && (!oldest || entry.since < oldest->since))
+            oldest = &entry;
     if (!oldest) return std::nullopt;  // every other one is being answered: the server's limit decides
     oldest->cut = true;
     --live_;

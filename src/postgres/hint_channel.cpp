@@ -11,8 +11,8 @@
 #include <mutex>
 #include <set>
 
-#include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
+#include <pqxx/pqxx>
 
 #include "core/wake_pacer.h"
 #include "postgres/statements.h"
@@ -29,7 +29,8 @@ struct HintChannel::State {
     int pipe[2] = {-1, -1};  ///< wakes the thread out of poll(): a hint queued, or a stop
 
     State() {
-        if (::pipe2(pipe, O_NONBLOCK | O_CLOEXEC) != 0) throw std::runtime_error("cannot create a pipe for the hint channel");
+        if (::pipe2(pipe, O_NONBLOCK | O_CLOEXEC) != 0)
+            throw std::runtime_error("cannot create a pipe for the hint channel");
     }
     ~State() {
         ::close(pipe[0]);

@@ -33,7 +33,7 @@ class HintChannel : public Wakeup {
 public:
     struct Options {
         std::vector<std::string> listen;  ///< channels to wake on
-        std::string send_channel;          ///< channel of hint(); empty: sends nothing
+        std::string send_channel;         ///< channel of hint(); empty: sends nothing
         std::chrono::milliseconds coalesce{50};
         /// Wake-ups from notifications at most once per this. Every waiter
         /// wakes on each: a process of N loader workers sets N × 50 ms, so

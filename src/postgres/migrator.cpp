@@ -4,8 +4,8 @@
 #include <memory>
 #include <optional>
 
-#include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
+#include <pqxx/pqxx>
 
 #include "advisory_keys.h"
 #include "core/errors.h"
@@ -99,10 +99,11 @@ std::string ensure_roles(pqxx::transaction_base& session) {
     session.exec(sql::create_roles);
     const auto present = session.exec1(sql::present_roles)[0].as<std::string>();
     if (present != kAllRoles)
-        spdlog::warn("the roles tributary_loader, tributary_consumer and tributary_admin do not all exist (present: "
-                     "'{}'), and this role may not create roles (no CREATEROLE): their privileges are skipped. "
-                     "Create them (CREATE ROLE tributary_loader NOLOGIN; ...) and run `tributary migrate` again",
-                     present);
+        spdlog::warn(
+            "the roles tributary_loader, tributary_consumer and tributary_admin do not all exist (present: "
+            "'{}'), and this role may not create roles (no CREATEROLE): their privileges are skipped. "
+            "Create them (CREATE ROLE tributary_loader NOLOGIN; ...) and run `tributary migrate` again",
+            present);
     return present;
 }
 

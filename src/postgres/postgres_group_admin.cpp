@@ -31,8 +31,9 @@ const char* null_or(const std::optional<std::string>& value) { return value ? va
 
 int PostgresGroupAdmin::create(const GroupSpec& spec) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
-        return tx.exec_params(sql::create_group, spec.name, spec.pattern, spec.from, spec.max_deliveries, spec.lease,
-                              spec.ordered)[0][0]
+        return tx
+            .exec_params(sql::create_group, spec.name, spec.pattern, spec.from, spec.max_deliveries, spec.lease,
+                         spec.ordered)[0][0]
             .as<int>();
     });
 }
@@ -81,8 +82,8 @@ std::vector<DeadLetter> PostgresGroupAdmin::dead_letters(const std::string& grou
             throw GroupNotFound("no consumer group named '" + group + "' (see `tributary group list`)");
         std::vector<DeadLetter> out;
         for (const auto& row : tx.exec_params(sql::dead_letters, group))
-            out.push_back(DeadLetter{row[0].as<std::int64_t>(), row[1].as<std::string>(),
-                                     row[2].as<std::int64_t>(), row[3].as<std::string>(), row[4].as<int>(),
+            out.push_back(DeadLetter{row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::int64_t>(),
+                                     row[3].as<std::string>(), row[4].as<int>(),
                                      row[5].is_null() ? std::string() : row[5].as<std::string>(),
                                      row[6].as<std::string>()});
         return out;

@@ -92,7 +92,8 @@ namespace {
 
 class SessionGroupLog : public GroupLog {
 public:
-    SessionGroupLog(const std::string& conninfo, const std::string& group) : session_(conninfo), log_(session_, group) {}
+    SessionGroupLog(const std::string& conninfo, const std::string& group)
+        : session_(conninfo), log_(session_, group) {}
     std::optional<LeasedBatch> read(const std::string& consumer, int max_events) override {
         return log_.read(consumer, max_events);
     }

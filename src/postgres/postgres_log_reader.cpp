@@ -33,8 +33,10 @@ std::vector<PositionedEvent> PostgresLogReader::read(const std::string& pattern,
             std::vector<PositionedEvent> out;
             for (const auto& row : tx.exec_prepared(kReadLog, pattern, after.tx_id, after.seq, max))
                 out.push_back(PositionedEvent{{row[0].as<std::string>(), row[1].as<std::int64_t>()},
-                                              row[2].as<std::string>(), row[3].as<std::int64_t>(),
-                                              row[4].as<std::string>(), row[5].as<std::string>()});
+                                              row[2].as<std::string>(),
+                                              row[3].as<std::int64_t>(),
+                                              row[4].as<std::string>(),
+                                              row[5].as<std::string>()});
             return out;
         });
     } catch (const pqxx::sql_error& e) {

@@ -14,9 +14,7 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 /// SQLSTATEs after which the session is unusable or gone: connection
 /// exceptions (08), operator intervention (57P01 admin shutdown from
 /// pg_terminate_backend, 57P02 crash shutdown, 57P03 cannot connect now).
-bool session_is_gone(const std::string& state) {
-    return starts_with(state, "08") || starts_with(state, "57P");
-}
+bool session_is_gone(const std::string& state) { return starts_with(state, "08") || starts_with(state, "57P"); }
 
 }  // namespace
 

@@ -16,9 +16,7 @@ constexpr const char* kNudge = "tributary_nudge";
 namespace sql = statements::source_registry;
 
 /// Source changes reach running loaders at commit (a hint, see control_channel.h).
-void tell_loaders(pqxx::transaction_base& tx) {
-    tx.exec_params(sql::tell_loaders, kControlChannel);
-}
+void tell_loaders(pqxx::transaction_base& tx) { tx.exec_params(sql::tell_loaders, kControlChannel); }
 
 std::vector<std::string> split_lines(const std::string& text) {
     std::vector<std::string> lines;
@@ -91,7 +89,8 @@ SourceSchedule PostgresSourceRegistry::schedule(const ScheduleShare& share) {
                 continue;
             }
             if (!row[8].is_null())
-                schedule.next_due_in = std::chrono::milliseconds(static_cast<long long>(std::ceil(row[8].as<double>())));
+                schedule.next_due_in =
+                    std::chrono::milliseconds(static_cast<long long>(std::ceil(row[8].as<double>())));
             schedule.pending = row[9].as<std::size_t>();
         }
         return schedule;
@@ -103,8 +102,8 @@ int PostgresSourceRegistry::add(const SourceSpec& spec) {
         pqxx::work tx(c);
         const auto existing = tx.exec_params(sql::exists, spec.name);
         if (!existing.empty()) throw NameError("a source named '" + spec.name + "' exists already");
-        const int id = tx.exec_params1(sql::add_source, spec.name, spec.url, join_lines(spec.headers), spec.interval_ms, spec.batch_size,
-                             spec.timeout_ms)[0]
+        const int id = tx.exec_params1(sql::add_source, spec.name, spec.url, join_lines(spec.headers), spec.interval_ms,
+                                       spec.batch_size, spec.timeout_ms)[0]
                            .as<int>();
         tx.exec_params(sql::add_cursor, id, spec.after_id);
         tx.exec_params(sql::add_gate, id);
@@ -118,8 +117,7 @@ std::vector<SourceRecord> PostgresSourceRegistry::list() {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         std::vector<SourceRecord> records;
-        for (const auto& row : tx.exec(sql::list))
-            records.push_back(to_record(row));
+        for (const auto& row : tx.exec(sql::list)) records.push_back(to_record(row));
         return records;
     });
 }
@@ -144,7 +142,8 @@ void PostgresSourceRegistry::remove(const std::string& name) {
         if (stored > 0)
             throw std::runtime_error("source '" + name + "' has " + std::to_string(stored) +
                                      " stored events, and tributary never deletes events: use `tributary source "
-                                     "pause " + name + "` to stop loading it");
+                                     "pause " +
+                                     name + "` to stop loading it");
         tx.exec_params(sql::remove, id);
         tell_loaders(tx);
         tx.commit();

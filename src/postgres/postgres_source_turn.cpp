@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include <pqxx/stream_to>
 #include <spdlog/spdlog.h>
+#include <pqxx/stream_to>
 
 #include "advisory_keys.h"
 #include "core/errors.h"
@@ -78,9 +78,12 @@ constexpr int kAttempts = 4;
 
 const char* state_name(SlotClose::Failure kind) {
     switch (kind) {
-        case SlotClose::Failure::throttled: return "throttled";
-        case SlotClose::Failure::failing: return "failing";
-        case SlotClose::Failure::transient: break;
+        case SlotClose::Failure::throttled:
+            return "throttled";
+        case SlotClose::Failure::failing:
+            return "failing";
+        case SlotClose::Failure::transient:
+            break;
     }
     return "transient";
 }
@@ -181,10 +184,18 @@ void append_copy_field(std::string& out, const std::string& text) {
         out.append(run, static_cast<std::size_t>(p - run));
         if (p == end) break;
         switch (*p++) {
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            default: out += "\\t"; break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            default:
+                out += "\\t";
+                break;
         }
     }
 }
@@ -306,8 +317,8 @@ void PostgresSourceTurn::close(const Source& source, const SlotClose& close) {
     guarded(source.id, [&](pqxx::nontransaction& tx) {
         switch (close.kind) {
             case SlotClose::Kind::succeeded:
-                tx.exec_prepared(kSucceeded, source.id, lock, close.lease, close.pause.count(),
-                                 source.interval.count(), close.drained, NullableInt(close.backlog).get());
+                tx.exec_prepared(kSucceeded, source.id, lock, close.lease, close.pause.count(), source.interval.count(),
+                                 close.drained, NullableInt(close.backlog).get());
                 return;
             case SlotClose::Kind::failed:
                 tx.exec_prepared(kFailed, source.id, lock, close.lease, close.pause.count(), state_name(close.failure),
@@ -349,8 +360,8 @@ void PostgresSourceTurn::release_if_held(int source_id) noexcept {
             tx.exec_prepared(kReleaseIfHeld, kAdvisoryNamespace, source_id);
         });
     } catch (const std::exception& e) {
-        spdlog::warn("source_id={} could not release its lock after an error (it goes with the session): {}",
-                     source_id, e.what());
+        spdlog::warn("source_id={} could not release its lock after an error (it goes with the session): {}", source_id,
+                     e.what());
     }
 }
 
@@ -434,8 +445,8 @@ SourceTurn::Stored PostgresSourceTurn::append_by_copy(const Source& source, std:
                                                       const EventBatch& batch, const BatchClose& close) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::work tx(c);
-        const auto moved = tx.exec_prepared(kAdvance, source.id, expected, batch.back().id,
-                                            static_cast<std::int64_t>(batch.size()));
+        const auto moved =
+            tx.exec_prepared(kAdvance, source.id, expected, batch.back().id, static_cast<std::int64_t>(batch.size()));
         if (moved.affected_rows() != 1) {  // nothing stored; the close commits alone
             close.run(tx, kCloseInBatch);
             tx.commit();
@@ -460,8 +471,8 @@ SourceTurn::Stored PostgresSourceTurn::append_large(const Source& source, std::i
     return session_.run([&](pqxx::connection& c) {
         pqxx::work tx(c);
         const auto last_id = batch.back().id;
-        const auto moved = tx.exec_prepared(kAdvance, source.id, expected, last_id,
-                                            static_cast<std::int64_t>(batch.size()));
+        const auto moved =
+            tx.exec_prepared(kAdvance, source.id, expected, last_id, static_cast<std::int64_t>(batch.size()));
         if (moved.affected_rows() != 1) {  // nothing stored; the close commits alone
             close.run(tx, kCloseInBatch);
             tx.commit();

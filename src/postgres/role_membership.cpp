@@ -32,7 +32,8 @@ void RoleMembership::set(const std::string& group_role, const std::string& membe
     if (!role_exists(tx, group_role))
         throw std::runtime_error("role " + group_role +
                                  " does not exist: run `tributary migrate` as a role with CREATEROLE, or create it "
-                                 "(CREATE ROLE " + group_role + " NOLOGIN) and run `tributary migrate` again");
+                                 "(CREATE ROLE " +
+                                 group_role + " NOLOGIN) and run `tributary migrate` again");
     if (!role_exists(tx, member))
         throw std::runtime_error("role " + member + " does not exist: create it first (CREATE ROLE " + member +
                                  " LOGIN ...)");

@@ -10,11 +10,15 @@ namespace tributary::postgres {
 namespace {
 
 const std::vector<std::pair<const char*, const char*>> kDefaults = {
-    {"connect_timeout", "10"},    {"keepalives", "1"},         {"keepalives_idle", "30"},
-    {"keepalives_interval", "10"}, {"keepalives_count", "3"},
+    {"connect_timeout", "10"},
+    {"keepalives", "1"},
+    {"keepalives_idle", "30"},
+    {"keepalives_interval", "10"},
+    {"keepalives_count", "3"},
     // Unacknowledged data (a COPY into a vanished host) fails after 30 s
     // instead of the kernel's ~15 minutes of retransmissions.
-    {"tcp_user_timeout", "30000"},  {"application_name", "tributary"},
+    {"tcp_user_timeout", "30000"},
+    {"application_name", "tributary"},
     // Payloads are UTF-8 JSON whatever the database's encoding; PostgreSQL
     // converts, or refuses a character the database cannot hold.
     {"client_encoding", "UTF8"},

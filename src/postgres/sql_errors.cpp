@@ -12,7 +12,8 @@ std::string server_message(const pqxx::sql_error& e) {
         if (text.rfind(prefix, 0) == 0) text.erase(0, std::char_traits<char>::length(prefix));
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     for (const char* label : {"\nHINT:  ", "\nDETAIL:  "})
-        if (const auto at = text.find(label); at != std::string::npos) text.replace(at, std::char_traits<char>::length(label), "\n  ");
+        if (const auto at = text.find(label); at != std::string::npos)
+            text.replace(at, std::char_traits<char>::length(label), "\n  ");
     return text;
 }
 

@@ -17,7 +17,9 @@ namespace tributary::process {
 
 namespace {
 
-[[noreturn]] void throw_errno(int error, const char* what) { throw std::system_error(error, std::generic_category(), what); }
+[[noreturn]] void throw_errno(int error, const char* what) {
+    throw std::system_error(error, std::generic_category(), what);
+}
 
 /// A pipe with close-on-exec on both ends: the child gets its end through
 /// dup2 (which clears the flag on the copy only).
@@ -59,8 +61,7 @@ struct SpawnSetup {
         posix_spawnattr_setsigmask(&attributes, &none);
         posix_spawnattr_setsigdefault(&attributes, &all);
         posix_spawnattr_setpgroup(&attributes, 0);
-        posix_spawnattr_setflags(&attributes,
-                                 POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     }
     ~SpawnSetup() {
         posix_spawn_file_actions_destroy(&actions);
@@ -131,8 +132,10 @@ int SpawnedProcess::wait() {
     while (!status_) {
         int status = 0;
         const pid_t r = waitpid(pid_, &status, 0);
-        if (r == pid_) status_ = status;
-        else if (r < 0 && errno != EINTR) status_ = 0;  // not our child any more: nothing to wait for
+        if (r == pid_)
+            status_ = status;
+        else if (r < 0 && errno != EINTR)
+            status_ = 0;  // not our child any more: nothing to wait for
     }
     return *status_;
 }

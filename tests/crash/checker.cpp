@@ -31,7 +31,8 @@ public:
 
     void count(const std::string& klass, const std::string& evidence, long n = 1) {
         report_.counts[klass] += n;
-        if (++shown_[klass] <= kEvidencePerClassAndSource) report_.evidence.push_back(klass + ": " + name_ + ": " + evidence);
+        if (++shown_[klass] <= kEvidencePerClassAndSource)
+            report_.evidence.push_back(klass + ": " + name_ + ": " + evidence);
     }
 
     /// Stored rows against the truth: lost, duplicated, order, payloads, hostile ids.
@@ -53,21 +54,27 @@ public:
             const auto id = row[0].as<long long>();
             const auto seq = row[1].as<long long>();
             const json payload = json::parse(row[2].c_str());
-            if (!stored.insert(id).second) count("duplicated", "event id " + std::to_string(id) + " stored twice (seq " + std::to_string(seq) + ")");
+            if (!stored.insert(id).second)
+                count("duplicated",
+                      "event id " + std::to_string(id) + " stored twice (seq " + std::to_string(seq) + ")");
             // The same event under a second id (a shifted batch) is a duplicate too.
             const auto [it, fresh] = id_of_payload.emplace(payload.dump(), id);
             if (!fresh && it->second != id)
-                count("duplicated", "payload of id " + std::to_string(it->second) + " stored again as id " + std::to_string(id));
+                count("duplicated",
+                      "payload of id " + std::to_string(it->second) + " stored again as id " + std::to_string(id));
             if (!first && id < previous)
-                count("out_of_order", "id " + std::to_string(id) + " (seq " + std::to_string(seq) + ") after id " + std::to_string(previous));
+                count("out_of_order", "id " + std::to_string(id) + " (seq " + std::to_string(seq) + ") after id " +
+                                          std::to_string(previous));
             previous = id;  // counts descents: one misplaced row counts once, not every row after it
             first = false;
             const auto truth_it = truth_by_id.find(id);
             if (truth_it == truth_by_id.end()) {
-                count("stored_from_hostile_batch", "id " + std::to_string(id) + " is not in the ground truth; payload " + row[2].c_str());
+                count("stored_from_hostile_batch",
+                      "id " + std::to_string(id) + " is not in the ground truth; payload " + row[2].c_str());
             } else if (*truth_it->second != payload) {
-                count("payload_mismatch", "id " + std::to_string(id) + ": stored " + std::string(row[2].c_str()).substr(0, 200) +
-                                              " vs truth " + truth_it->second->dump().substr(0, 200));
+                count("payload_mismatch", "id " + std::to_string(id) + ": stored " +
+                                              std::string(row[2].c_str()).substr(0, 200) + " vs truth " +
+                                              truth_it->second->dump().substr(0, 200));
             }
         }
         long lost = 0;
@@ -76,8 +83,11 @@ public:
             if (stored.count(id)) continue;
             if (!lost++ || id < first_lost) first_lost = id;
         }
-        if (lost) count("lost", std::to_string(lost) + " of " + std::to_string(truth_by_id.size()) +
-                                    " truth events not stored, the first id " + std::to_string(first_lost), lost);
+        if (lost)
+            count("lost",
+                  std::to_string(lost) + " of " + std::to_string(truth_by_id.size()) +
+                      " truth events not stored, the first id " + std::to_string(first_lost),
+                  lost);
         max_id_ = stored.empty() ? 0 : *std::max_element(stored.begin(), stored.end());
         stored_ = static_cast<long long>(stored.size());
     }
@@ -91,8 +101,9 @@ public:
         if (rows.size() != 1) return count("cursor_inconsistent", "no cursor row");
         const auto last = rows[0][0].as<long long>(), counted = rows[0][1].as<long long>();
         if (last != max_id_ || counted != stored_)
-            count("cursor_inconsistent", "cursor " + std::to_string(last) + " / events_stored " + std::to_string(counted) +
-                                             " but stored max id " + std::to_string(max_id_) + " / count " + std::to_string(stored_));
+            count("cursor_inconsistent", "cursor " + std::to_string(last) + " / events_stored " +
+                                             std::to_string(counted) + " but stored max id " + std::to_string(max_id_) +
+                                             " / count " + std::to_string(stored_));
     }
 
     /// Every request the source received, hostile ones included, in arrival order.
@@ -105,11 +116,12 @@ public:
         report_.requests_checked += static_cast<long>(sorted.size());
         const long long min_us = min_gap.count() * 1000;
         for (std::size_t i = 1; i < sorted.size(); ++i) {
-            const long long gap = sorted[i]->at("arrival_us").get<long long>() - sorted[i - 1]->at("arrival_us").get<long long>();
+            const long long gap =
+                sorted[i]->at("arrival_us").get<long long>() - sorted[i - 1]->at("arrival_us").get<long long>();
             report_.min_gap_ms = std::min(report_.min_gap_ms, gap / 1000.0);
             if (gap < min_us)
-                count("gate_violation", std::to_string(gap / 1000.0) + " ms between " + sorted[i - 1]->dump() + " and " +
-                                            sorted[i]->dump());
+                count("gate_violation", std::to_string(gap / 1000.0) + " ms between " + sorted[i - 1]->dump() +
+                                            " and " + sorted[i]->dump());
         }
     }
 

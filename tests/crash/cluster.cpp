@@ -45,8 +45,10 @@ Cluster::Cluster(std::string pg_tmp) : pg_tmp_(std::move(pg_tmp)) {
 Cluster::~Cluster() {
     try {
         const auto stopped = run_to_end({pg_tmp_, "stop", dir_}, std::chrono::minutes(2));
-        if (stopped.code != 0) say("pg-tmp stop failed: " + tail_lines(stopped.err, 5));
-        else say("stopped the cluster and removed " + dir_);
+        if (stopped.code != 0)
+            say("pg-tmp stop failed: " + tail_lines(stopped.err, 5));
+        else
+            say("stopped the cluster and removed " + dir_);
     } catch (const std::exception& e) {
         say(std::string("pg-tmp stop failed: ") + e.what());
     }
@@ -66,10 +68,11 @@ void Cluster::restart(const std::string& mode) {
 }
 
 int Cluster::terminate_lock_holders(bool all) {
-    const std::string holders = std::string("SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = ") +
-                                kLockClass + " AND granted";
-    const std::string sql = "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM (SELECT pid FROM (" + holders +
-                            ") h" + (all ? "" : " ORDER BY random() LIMIT 1") + ") t";
+    const std::string holders =
+        std::string("SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = ") + kLockClass +
+        " AND granted";
+    const std::string sql = "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM (SELECT pid FROM (" +
+                            holders + ") h" + (all ? "" : " ORDER BY random() LIMIT 1") + ") t";
     // A worker holds a source's lock only for its turn at that source, a few
     // milliseconds with fast sources: look again for a moment when none is held.
     for (int attempt = 0; attempt < 40; ++attempt) {
@@ -84,8 +87,9 @@ bool Cluster::wait_for_lock_held_by(const std::string& application_name, std::ch
     // One session for the whole wait: a turn lasts milliseconds, a new
     // connection per look would miss most of them.
     pqxx::connection connection(url() + "&connect_timeout=5");
-    const std::string sql = std::string("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
-                                        " WHERE l.locktype = 'advisory' AND l.classid = ") +
+    const std::string sql = std::string(
+                                "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                                " WHERE l.locktype = 'advisory' AND l.classid = ") +
                             kLockClass + " AND l.granted AND a.application_name = " + quoted(application_name);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {

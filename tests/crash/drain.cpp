@@ -60,8 +60,8 @@ double drain(const Sources& sources, const Cluster& cluster, Tally& tally, std::
             } catch (const std::exception& e) {
                 status = e.what();
             }
-            tally.anomaly("drain_timeout", "after " + std::to_string(timeout.count()) + " s, behind (cursor/produced):" +
-                                               last + "\nstatus:\n" + status);
+            tally.anomaly("drain_timeout", "after " + std::to_string(timeout.count()) +
+                                               " s, behind (cursor/produced):" + last + "\nstatus:\n" + status);
             break;
         }
         if (elapsed_s() - last_said >= 10) {

@@ -53,7 +53,8 @@ bool HostileEpisodes::begin(std::mt19937_64& random, bool long_backoff_ok, std::
     if (!rows) return false;
     std::vector<std::string> free;
     for (const auto& name : sources_.hostile_capable()) {
-        const bool busy = std::any_of(episodes_.begin(), episodes_.end(), [&](const Episode& e) { return e.source == name; });
+        const bool busy =
+            std::any_of(episodes_.begin(), episodes_.end(), [&](const Episode& e) { return e.source == name; });
         const auto it = rows->find(name);
         if (busy || it == rows->end()) continue;
         if (it->second.at("state") == "ok" && it->second.at("consecutive_failures") == 0) free.push_back(name);

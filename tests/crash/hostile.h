@@ -45,8 +45,8 @@ private:
     struct Episode {
         std::string source;
         HostileMode mode;
-        long long began_us = 0;   ///< CLOCK_REALTIME, as the source server stamps arrivals
-        double began_s = 0;       ///< elapsed_s()
+        long long began_us = 0;  ///< CLOCK_REALTIME, as the source server stamps arrivals
+        double began_s = 0;      ///< elapsed_s()
         std::chrono::steady_clock::time_point end_at;
         int rechecks = 0;
     };

@@ -62,15 +62,17 @@ void register_sources(const Binaries& bin, const Cluster& cluster, const Sources
     for (const auto& name : sources.healthy())
         run_tributary(bin, cluster, {"source", "add", name, "--url", sources.events_url(name)});
     for (const auto& name : sources.hostile_capable())
-        run_tributary(bin, cluster, {"source", "add", name, "--url", sources.events_url(name), "--timeout-ms",
-                                     std::to_string(kHostileTimeout.count())});
+        run_tributary(bin, cluster,
+                      {"source", "add", name, "--url", sources.events_url(name), "--timeout-ms",
+                       std::to_string(kHostileTimeout.count())});
     say(std::to_string(sources.healthy().size()) + " healthy + " + std::to_string(sources.hostile_capable().size()) +
         " hostile-capable sources at " + sources.base_url() + ", " + std::to_string(sources.plan().max_events) +
         " events each");
 }
 
 std::unique_ptr<Proxy> start_proxy(const RunOptions& o, const Binaries& bin, const Cluster& cluster) {
-    if (o.proxy == "on" && bin.proxy.empty()) throw std::runtime_error("--proxy on, but tributary-fault-proxy is not built");
+    if (o.proxy == "on" && bin.proxy.empty())
+        throw std::runtime_error("--proxy on, but tributary-fault-proxy is not built");
     if (o.proxy == "off" || bin.proxy.empty()) {
         say("no fault proxy: every loader connects directly");
         return nullptr;
@@ -138,7 +140,8 @@ int run(const RunOptions& o) {
         register_sources(bin, cluster, sources);
         const auto proxy = start_proxy(o, bin, cluster);
 
-        Supervisor supervisor(supervisor_config(o, bin, log_dir), loader_specs(o, cluster, proxy.get()), tally, cluster);
+        Supervisor supervisor(supervisor_config(o, bin, log_dir), loader_specs(o, cluster, proxy.get()), tally,
+                              cluster);
         HostileEpisodes hostile(sources, tally, supervisor, bin.tributary, cluster.url(), kHostileTimeout);
         Monitor monitor(sources, cluster, hostile);
 
@@ -149,14 +152,16 @@ int run(const RunOptions& o) {
         Scheduler(scheduler_config, supervisor, cluster, proxy.get(), hostile, tally).run();
         const double faults_took = elapsed_s() - faults_began;
 
-        const double drain_took = drain(sources, cluster, tally, std::chrono::seconds(o.drain_timeout_s), bin.tributary);
+        const double drain_took =
+            drain(sources, cluster, tally, std::chrono::seconds(o.drain_timeout_s), bin.tributary);
         monitor.stop();
         say("stopping every loader with SIGTERM");
         supervisor.stop_all();
 
         say("checking");
         const double check_began = elapsed_s();
-        events_checked = record_check(check({cluster.url("crash-checker"), sources.base_url(), sources.all()}), tally, figures);
+        events_checked =
+            record_check(check({cluster.url("crash-checker"), sources.base_url(), sources.all()}), tally, figures);
         figures.insert(figures.begin(), "fault phase " + fixed(faults_took) + " s, drain " + fixed(drain_took) +
                                             " s, check " + fixed(elapsed_s() - check_began) + " s");
         for (auto& f : monitor.figures()) figures.push_back(std::move(f));
@@ -174,8 +179,10 @@ int run(const RunOptions& o) {
     figures.push_back("whole run " + fixed(elapsed_s()) + " s, seed " + std::to_string(o.seed));
     print_final_table(tally, events_checked, figures);
     const bool pass = tally.total_anomalies() == 0;
-    if (pass && !o.keep_logs && o.log_dir.empty()) std::filesystem::remove_all(log_dir);
-    else std::cout << "logs kept in " << log_dir << "\n";
+    if (pass && !o.keep_logs && o.log_dir.empty())
+        std::filesystem::remove_all(log_dir);
+    else
+        std::cout << "logs kept in " << log_dir << "\n";
     return pass ? 0 : 1;
 }
 

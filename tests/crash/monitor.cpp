@@ -29,8 +29,8 @@ bool Monitor::take(Sample& sample) const {
         sample.hostile = hostile_.active() > 0;
         const auto produced = sources_.produced();
         std::map<std::string, long> cursor;
-        for (const auto& row : cluster_.query(
-                 "SELECT s.name, c.last_event_id FROM tributary.cursors c JOIN tributary.sources s ON s.id = c.source_id"))
+        for (const auto& row : cluster_.query("SELECT s.name, c.last_event_id FROM tributary.cursors c JOIN "
+                                              "tributary.sources s ON s.id = c.source_id"))
             cursor[row.at(0)] = std::stol(row.at(1));
         sample.t = elapsed_s();
         for (const auto& name : sources_.healthy()) {
@@ -84,18 +84,22 @@ std::vector<std::string> Monitor::figures() const {
             mean_lag += b.mean_lag;
         }
         char line[400];
-        const char* label = hostile ? "healthy sources while >=1 hostile source fails" : "healthy sources while none is hostile";
+        const char* label =
+            hostile ? "healthy sources while >=1 hostile source fails" : "healthy sources while none is hostile";
         if (lags.empty()) {
             std::snprintf(line, sizeof line, "%s: no samples", label);
         } else {
             std::sort(lags.begin(), lags.end());
-            const auto at = [&](double q) { return lags[std::min(lags.size() - 1, static_cast<std::size_t>(q * lags.size()))]; };
+            const auto at = [&](double q) {
+                return lags[std::min(lags.size() - 1, static_cast<std::size_t>(q * lags.size()))];
+            };
             const double rate = sources_.plan().rate;
             std::snprintf(line, sizeof line,
                           "%s: %.0f s sampled, stored %.0f ev/s (produced %.0f ev/s), mean lag %.0f events; "
                           "worst source's lag p50 %ld / p95 %ld / max %ld events (max %.1f s of production)",
-                          label, seconds, stored / seconds, produced / seconds, mean_lag / static_cast<double>(lags.size()),
-                          at(0.5), at(0.95), lags.back(), rate > 0 ? lags.back() / rate : 0.0);
+                          label, seconds, stored / seconds, produced / seconds,
+                          mean_lag / static_cast<double>(lags.size()), at(0.5), at(0.95), lags.back(),
+                          rate > 0 ? lags.back() / rate : 0.0);
         }
         out.push_back(line);
     }

@@ -32,11 +32,11 @@ public:
 private:
     struct Sample {
         double t = 0;
-        long stored = 0;      ///< sum of the healthy sources' cursors
-        long produced = 0;    ///< sum of what they produced
-        long max_lag = 0;     ///< the largest per-source lag, in events
-        double mean_lag = 0;  ///< the mean per-source lag, in events
-        bool hostile = false; ///< some hostile source was failing
+        long stored = 0;       ///< sum of the healthy sources' cursors
+        long produced = 0;     ///< sum of what they produced
+        long max_lag = 0;      ///< the largest per-source lag, in events
+        double mean_lag = 0;   ///< the mean per-source lag, in events
+        bool hostile = false;  ///< some hostile source was failing
     };
 
     void run();

@@ -14,9 +14,7 @@ constexpr std::size_t kEvidencePerRun = 60;  // enough to debug, not a flood
 
 }  // namespace
 
-double elapsed_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count();
-}
+double elapsed_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - kStart).count(); }
 
 void say(const std::string& line) {
     char stamp[32];

@@ -13,14 +13,14 @@ struct RunOptions {
     bool seed_given = false;
     int loaders = 3;
     int workers = 2;
-    std::string proxy = "auto";       ///< auto (when built), on, off
+    std::string proxy = "auto";  ///< auto (when built), on, off
     double fault_point_probability = 0.001;
     int drain_timeout_s = 150;
     int healthy = 8;
     int hostile = 4;
     int backlog = 3000;
     double rate = 40;
-    std::string log_dir;              ///< default: a new directory under /tmp
+    std::string log_dir;  ///< default: a new directory under /tmp
     bool keep_logs = false;
 };
 

@@ -5,8 +5,8 @@
 #include "cluster.h"
 #include "hostile.h"
 #include "proxy.h"
-#include "run_options.h"
 #include "report.h"
+#include "run_options.h"
 #include "supervisor.h"
 
 namespace tributary::crash {
@@ -124,19 +124,22 @@ bool Scheduler::inject(Kind kind) {
             say("kill -9 " + supervisor_.spec(i).name);
             return true;
         }
-        case Kind::pause: return pause_loader();
+        case Kind::pause:
+            return pause_loader();
         case Kind::terminate_lock_holders: {
             const bool all = std::bernoulli_distribution(0.5)(random_);
             const int n = cluster_.terminate_lock_holders(all);
             tally_.disrupted();
             tally_.fault("pg_terminate_backend lock holders");
             tally_.observe("backends terminated (lock holders)", n);
-            say("pg_terminate_backend of " + std::string(all ? "all" : "one of the") + " advisory lock holders: " +
-                std::to_string(n));
+            say("pg_terminate_backend of " + std::string(all ? "all" : "one of the") +
+                " advisory lock holders: " + std::to_string(n));
             return true;
         }
-        case Kind::pg_restart: return restart_database();
-        case Kind::hostile: return begin_hostile();
+        case Kind::pg_restart:
+            return restart_database();
+        case Kind::hostile:
+            return begin_hostile();
         case Kind::sigterm: {
             // Not while the proxy stalls sessions: a stop waits for the batch
             // being stored, and a blackholed COMMIT can take minutes to fail.
@@ -147,7 +150,8 @@ bool Scheduler::inject(Kind kind) {
             say("SIGTERM " + supervisor_.spec(i).name);
             return true;
         }
-        default: return proxy_fault(kind);
+        default:
+            return proxy_fault(kind);
     }
 }
 
@@ -168,8 +172,7 @@ bool Scheduler::pause_loader() {
     const std::string name = supervisor_.spec(i).name;
     // Half the time, in the middle of a source's turn (holding its lock):
     // the zombie then wakes up with a batch or a request in hand.
-    const bool mid_turn = std::bernoulli_distribution(0.5)(random_) &&
-                          supervisor_.pid_if_ready(i) &&
+    const bool mid_turn = std::bernoulli_distribution(0.5)(random_) && supervisor_.pid_if_ready(i) &&
                           cluster_.wait_for_lock_held_by(name, std::chrono::seconds(3));
     if (!supervisor_.pause(i)) return false;
     const auto pause_for = between(5000, 20000);
@@ -257,7 +260,8 @@ bool Scheduler::proxy_fault(Kind kind) {
             tally_.fault("proxy blackhole");
             return true;
         }
-        default: return false;
+        default:
+            return false;
     }
 }
 

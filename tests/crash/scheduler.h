@@ -35,16 +35,27 @@ struct SchedulerConfig {
 
 class Scheduler {
 public:
-    Scheduler(SchedulerConfig config, Supervisor& supervisor, Cluster& cluster, Proxy* proxy,
-              HostileEpisodes& hostile, Tally& tally);
+    Scheduler(SchedulerConfig config, Supervisor& supervisor, Cluster& cluster, Proxy* proxy, HostileEpisodes& hostile,
+              Tally& tally);
 
     /// Injects faults until the duration is over, then heals everything:
     /// loaders resumed, proxy faults off, hostile sources back to none.
     void run();
 
 private:
-    enum class Kind { kill9, pause, terminate_lock_holders, pg_restart, proxy_cut, proxy_cut_after_commit,
-                      proxy_delay, proxy_outage, proxy_blackhole, hostile, sigterm };
+    enum class Kind {
+        kill9,
+        pause,
+        terminate_lock_holders,
+        pg_restart,
+        proxy_cut,
+        proxy_cut_after_commit,
+        proxy_delay,
+        proxy_outage,
+        proxy_blackhole,
+        hostile,
+        sigterm
+    };
     struct Pending {
         std::chrono::steady_clock::time_point at;
         std::function<void()> action;

@@ -32,8 +32,8 @@ struct SourcePlan {
     int healthy = 8;
     int hostile_capable = 4;
     int backlog = 3000;
-    double rate = 40;        ///< events per second per source
-    long max_events = 0;     ///< production cap per source
+    double rate = 40;     ///< events per second per source
+    long max_events = 0;  ///< production cap per source
     int payload_bytes = 200;
     int threads = 64;
 };

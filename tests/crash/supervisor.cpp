@@ -63,10 +63,11 @@ void Supervisor::start(Slot& slot) {
     ++slot.incarnation;
     const std::vector<std::string> env{
         "TRIBUTARY_FAULT_POINTS=" + config_.fault_points,
-        "TRIBUTARY_FAULT_SEED=" + std::to_string(config_.seed * 1000 + static_cast<unsigned long long>(slot.incarnation)),
+        "TRIBUTARY_FAULT_SEED=" +
+            std::to_string(config_.seed * 1000 + static_cast<unsigned long long>(slot.incarnation)),
     };
-    slot.process = spawn({config_.binary, "--db", slot.spec.db_url, "run", "--workers", std::to_string(config_.workers)},
-                         env);
+    slot.process =
+        spawn({config_.binary, "--db", slot.spec.db_url, "run", "--workers", std::to_string(config_.workers)}, env);
     slot.ready = false;
     slot.paused = false;
     slot.killed = false;
@@ -95,8 +96,8 @@ void Supervisor::watch() {
                 check_ready(slot);
                 if (slot.sigterm_at && !slot.hung_reported && now - *slot.sigterm_at > config_.graceful_limit) {
                     slot.hung_reported = true;
-                    tally_.anomaly("graceful_stop_hung", slot.spec.name + " pid " + std::to_string(slot.process->pid()) +
-                                                             " still running " +
+                    tally_.anomaly("graceful_stop_hung", slot.spec.name + " pid " +
+                                                             std::to_string(slot.process->pid()) + " still running " +
                                                              std::to_string(config_.graceful_limit.count()) +
                                                              " s after SIGTERM; killing it; log: " + config_.log_dir +
                                                              "/" + slot.spec.name + ".log");

@@ -24,16 +24,16 @@ class Cluster;
 class Tally;
 
 struct LoaderSpec {
-    std::string name;      ///< also its application_name in PostgreSQL
+    std::string name;  ///< also its application_name in PostgreSQL
     std::string db_url;
     bool via_proxy = false;
 };
 
 struct SupervisorConfig {
-    std::string binary;            ///< tributary-crashable
+    std::string binary;  ///< tributary-crashable
     int workers = 2;
-    std::string fault_points;      ///< TRIBUTARY_FAULT_POINTS
-    unsigned long long seed = 0;   ///< TRIBUTARY_FAULT_SEED base
+    std::string fault_points;     ///< TRIBUTARY_FAULT_POINTS
+    unsigned long long seed = 0;  ///< TRIBUTARY_FAULT_SEED base
     std::string log_dir;
     std::chrono::milliseconds restart_delay{500};
     std::chrono::seconds graceful_limit{15};
@@ -52,9 +52,9 @@ public:
     /// The faults. Each returns false (and does nothing) when loader i is not
     /// in a state for it: not running, not started up yet, paused, stopping.
     bool kill9(int i);
-    bool pause(int i);     // SIGSTOP
-    bool resume(int i);    // SIGCONT; only the incarnation that was paused
-    bool terminate(int i); // SIGTERM; must exit 0 within graceful_limit
+    bool pause(int i);      // SIGSTOP
+    bool resume(int i);     // SIGCONT; only the incarnation that was paused
+    bool terminate(int i);  // SIGTERM; must exit 0 within graceful_limit
     std::optional<int> paused_count() const;
     std::optional<pid_t> pid_if_ready(int i) const;
 
@@ -69,7 +69,7 @@ private:
         LoaderSpec spec;
         std::unique_ptr<ChildProcess> process;
         int incarnation = 0;
-        bool ready = false;   ///< past startup: its signal handling is set up
+        bool ready = false;  ///< past startup: its signal handling is set up
         bool paused = false;
         bool killed = false;  ///< SIGKILLed by the harness
         bool hung_reported = false;

@@ -20,8 +20,7 @@ namespace {
 
 /// `consume GROUP ...` in the background.
 std::unique_ptr<ChildProcess> start_consumer(const ConsumeRig& rig, const std::string& group,
-                                             std::vector<std::string> args,
-                                             const std::vector<std::string>& env = {}) {
+                                             std::vector<std::string> args, const std::vector<std::string>& env = {}) {
     args.insert(args.begin(), {"consume", group});
     return std::make_unique<ChildProcess>(tributary_args(rig.url(), args), env);
 }
@@ -48,7 +47,8 @@ TEST_CASE("consume --exec hands every matching event once, as NDJSON, with the p
     const auto expected = rig.seqs("orders.%");
     REQUIRE(expected.size() == 400);
 
-    auto consumer = start_consumer(rig, "orders", {"--batch", "30", "--concurrency", "3", "--exec", append_to(rig, "out")});
+    auto consumer =
+        start_consumer(rig, "orders", {"--batch", "30", "--concurrency", "3", "--exec", append_to(rig, "out")});
     REQUIRE(wait_until([&] { return rig.seq_counts("out").size() == expected.size(); }, 60s));
     consumer->signal(SIGTERM);
     REQUIRE(consumer->wait_for(30s) == 0);
@@ -76,8 +76,7 @@ TEST_CASE("consume --exec hands every matching event once, as NDJSON, with the p
     CHECK(log_says(*consumer, "group=orders consumer=\\S+ stopped: \\d+ batches acked \\(400 events\\)"));
 }
 
-TEST_CASE("consume: kill -9 of consumers mid-batch loses nothing; duplicates come only from the kills",
-          "[consume]") {
+TEST_CASE("consume: kill -9 of consumers mid-batch loses nothing; duplicates come only from the kills", "[consume]") {
     ConsumeRig rig;
     rig.add_sources({"a.one", "a.two"});
     rig.add_events("a.one", 300);
@@ -85,8 +84,9 @@ TEST_CASE("consume: kill -9 of consumers mid-batch loses nothing; duplicates com
     run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning", "--lease", "2s"});
     const auto expected = rig.seqs();
     constexpr int kBatch = 10, kConcurrency = 2;
-    const std::vector<std::string> args = {"--batch", std::to_string(kBatch), "--concurrency",
-                                           std::to_string(kConcurrency), "--exec", append_to(rig, "out", "0.15")};
+    const std::vector<std::string> args = {"--batch",       std::to_string(kBatch),
+                                           "--concurrency", std::to_string(kConcurrency),
+                                           "--exec",        append_to(rig, "out", "0.15")};
 
     std::vector<std::unique_ptr<ChildProcess>> consumers;
     for (int i = 0; i < 2; ++i) consumers.push_back(start_consumer(rig, "g", args));
@@ -131,13 +131,13 @@ TEST_CASE("consume: kill -9 of consumers mid-batch loses nothing; duplicates com
     CHECK(status["events_behind"] == 0);
 }
 
-TEST_CASE("consume: a consumer stopped past its lease loses the batch; its late ack changes nothing",
-          "[consume]") {
+TEST_CASE("consume: a consumer stopped past its lease loses the batch; its late ack changes nothing", "[consume]") {
     ConsumeRig rig;
     rig.add_sources({"s"});
     rig.add_events("s", 10);
     run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning", "--lease", "1s"});
-    const std::string command = "cat > /dev/null; sleep \"$HANDLER_SLEEP\"; echo \"$HANDLER_NAME\" >> " + rig.path("done");
+    const std::string command =
+        "cat > /dev/null; sleep \"$HANDLER_SLEEP\"; echo \"$HANDLER_NAME\" >> " + rig.path("done");
 
     auto a = start_consumer(rig, "g", {"--consumer", "A", "--exec", command}, {"HANDLER_SLEEP=2", "HANDLER_NAME=A"});
     REQUIRE(wait_until([&] { return rig.db().scalar("SELECT consumer FROM tributary.consumer_batches") == "A"; }, 20s));
@@ -175,9 +175,9 @@ TEST_CASE("consume: a poison event goes to the dead letters after exactly max-de
     rig.add_events("s", 20, {7});
     run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning", "--max-deliveries", "3"});
     const auto poison_seq = scalar_int(rig, "SELECT seq FROM tributary.events WHERE payload ? 'poison'");
-    const std::string command =
-        "input=$(cat); case \"$input\" in *poison*) echo x >> " + rig.path("attempts") +
-        "; echo 'poison event here' >&2; exit 1;; esac; printf '%s\\n' \"$input\" >> " + rig.path("out");
+    const std::string command = "input=$(cat); case \"$input\" in *poison*) echo x >> " + rig.path("attempts") +
+                                "; echo 'poison event here' >&2; exit 1;; esac; printf '%s\\n' \"$input\" >> " +
+                                rig.path("out");
 
     auto consumer = start_consumer(rig, "g", {"--batch", "5", "--exec", command});
     REQUIRE(wait_until([&] { return rig.group("g")["dead_letters"] == 1; }, 60s));
@@ -271,7 +271,8 @@ TEST_CASE("consume: a PostgreSQL restart is said once, waited out, and nothing i
     rig.add_sources({"s"});
     rig.add_events("s", 300);
     run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning"});
-    auto consumer = start_consumer(rig, "g", {"--batch", "10", "--concurrency", "2", "--exec", append_to(rig, "out", "0.1")});
+    auto consumer =
+        start_consumer(rig, "g", {"--batch", "10", "--concurrency", "2", "--exec", append_to(rig, "out", "0.1")});
     REQUIRE(wait_until([&] { return rig.seq_counts("out").size() >= 50; }, 30s));
 
     const char* pg_tmp = std::getenv("TRIBUTARY_PG_TMP");

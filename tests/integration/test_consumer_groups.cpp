@@ -83,8 +83,10 @@ public:
 
     bool ack(const Batch& batch, const std::vector<std::int64_t>& failed = {}, const std::string& error = "failed") {
         pqxx::nontransaction tx(connection_);
-        return tx.exec_params("SELECT tributary.consumer_ack($1, $2::uuid, $3::bigint[], $4)", batch.id, batch.token,
-                              array_literal(failed), error)[0][0].as<bool>();
+        return tx
+            .exec_params("SELECT tributary.consumer_ack($1, $2::uuid, $3::bigint[], $4)", batch.id, batch.token,
+                         array_literal(failed), error)[0][0]
+            .as<bool>();
     }
 
     bool fail(const Batch& batch, const std::string& error) {
@@ -95,8 +97,10 @@ public:
 
     bool extend(const Batch& batch, const std::string& lease) {
         pqxx::nontransaction tx(connection_);
-        return tx.exec_params("SELECT tributary.consumer_extend($1, $2::uuid, $3::interval)", batch.id, batch.token,
-                              lease)[0][0].as<bool>();
+        return tx
+            .exec_params("SELECT tributary.consumer_extend($1, $2::uuid, $3::interval)", batch.id, batch.token,
+                         lease)[0][0]
+            .as<bool>();
     }
 
 private:
@@ -194,10 +198,10 @@ TEST_CASE("a read never passes a transaction still open, whichever commits first
 
     SECTION("the open transaction is the older one: nothing is read until it commits") {
         pqxx::work a(a_connection);
-        const auto low = insert_events(a, first_loader, 1, 1);            // lower seq, stays open
+        const auto low = insert_events(a, first_loader, 1, 1);  // lower seq, stays open
         const auto a_xid = a.exec1("SELECT pg_current_xact_id()::text")[0].as<std::string>();
         pqxx::work b(b_connection);
-        const auto high = insert_events(b, second_loader, 1, 1);          // higher seq, commits first
+        const auto high = insert_events(b, second_loader, 1, 1);  // higher seq, commits first
         b.commit();
         REQUIRE(high[0] > low[0]);
 
@@ -214,9 +218,9 @@ TEST_CASE("a read never passes a transaction still open, whichever commits first
 
     SECTION("the committed transaction is the older one: it is read, the open one later") {
         pqxx::work b(b_connection);
-        b.exec("SELECT pg_current_xact_id()");                           // B takes the lower transaction id
+        b.exec("SELECT pg_current_xact_id()");  // B takes the lower transaction id
         pqxx::work a(a_connection);
-        const auto low = insert_events(a, first_loader, 1, 1);           // lower seq, stays open
+        const auto low = insert_events(a, first_loader, 1, 1);  // lower seq, stays open
         const auto high = insert_events(b, second_loader, 1, 1);
         b.commit();
         REQUIRE(high[0] > low[0]);
@@ -228,7 +232,7 @@ TEST_CASE("a read never passes a transaction still open, whichever commits first
 
         a.commit();
         const auto second = consumer.read_soon();
-        CHECK(second.seqs == std::vector<std::int64_t>{low[0]});         // not skipped
+        CHECK(second.seqs == std::vector<std::int64_t>{low[0]});  // not skipped
         CHECK(consumer.ack(second));
     }
     CHECK(consumer.read().empty());
@@ -243,7 +247,7 @@ TEST_CASE("a group from a timestamp does not start past a transaction still open
     pqxx::connection a_connection(db.url());
     pqxx::connection b_connection(db.url());
     pqxx::work a(a_connection);
-    const auto open = insert_events(a, first_loader, 1, 1);       // loaded after `since`, not committed
+    const auto open = insert_events(a, first_loader, 1, 1);  // loaded after `since`, not committed
     pqxx::work b(b_connection);
     const auto committed = insert_events(b, second_loader, 1, 1);  // the first event anyone sees after `since`
     b.commit();
@@ -265,7 +269,7 @@ TEST_CASE("every group gets exactly the events of the sources its pattern matche
     const int us = add_source(db, "orders.us");
     const int returns = add_source(db, "orders.eu.returns");
     const int billing = add_source(db, "billing.eu");
-    commit_events(db, eu, 1, 3);   // before the groups: 'end' (the default) skips these
+    commit_events(db, eu, 1, 3);  // before the groups: 'end' (the default) skips these
     db.exec("SELECT tributary.group_create('star', 'orders.*')");
     db.exec("SELECT tributary.group_create('rest', 'orders.>')");
     db.exec("SELECT tributary.group_create('eu', '*.eu')");
@@ -275,7 +279,7 @@ TEST_CASE("every group gets exactly the events of the sources its pattern matche
     commit_events(db, us, 1, 2);
     commit_events(db, returns, 1, 2);
     commit_events(db, billing, 1, 2);
-    const int asia = add_source(db, "orders.asia");   // added after the groups
+    const int asia = add_source(db, "orders.asia");  // added after the groups
     commit_events(db, asia, 1, 2);
 
     const auto expect = [](std::initializer_list<std::string> sources) {
@@ -304,17 +308,28 @@ TEST_CASE("pattern_matches: '*' is one segment, '>' the rest; bad patterns are r
         bool matches;
     };
     const Case cases[] = {
-        {">", "orders", true},           {">", "orders.eu.x", true},
-        {"orders", "orders", true},       {"orders", "orders.eu", false},
-        {"orders.*", "orders.eu", true},  {"orders.*", "orders", false},
-        {"orders.*", "orders.eu.x", false}, {"orders.>", "orders.eu", true},
-        {"orders.>", "orders.eu.x", true}, {"orders.>", "orders", false},
-        {"*.eu", "orders.eu", true},      {"*.eu", "billing.eu", true},
-        {"*.eu", "eu", false},            {"*.eu", "orders.us", false},
-        {"*.*", "a.b", true},             {"*.*", "a.b.c", false},
-        {"*.>", "a.b.c", true},           {"*", "orders", true},
-        {"orders.eu", "orders.eux", false}, {"Orders", "orders", false},
-        {"a-b_c.*", "a-b_c.1", true},     {"orders.*", "ordersXeu", false},
+        {">", "orders", true},
+        {">", "orders.eu.x", true},
+        {"orders", "orders", true},
+        {"orders", "orders.eu", false},
+        {"orders.*", "orders.eu", true},
+        {"orders.*", "orders", false},
+        {"orders.*", "orders.eu.x", false},
+        {"orders.>", "orders.eu", true},
+        {"orders.>", "orders.eu.x", true},
+        {"orders.>", "orders", false},
+        {"*.eu", "orders.eu", true},
+        {"*.eu", "billing.eu", true},
+        {"*.eu", "eu", false},
+        {"*.eu", "orders.us", false},
+        {"*.*", "a.b", true},
+        {"*.*", "a.b.c", false},
+        {"*.>", "a.b.c", true},
+        {"*", "orders", true},
+        {"orders.eu", "orders.eux", false},
+        {"Orders", "orders", false},
+        {"a-b_c.*", "a-b_c.1", true},
+        {"orders.*", "ordersXeu", false},
     };
     pqxx::connection connection(db.url());
     for (const auto& c : cases) {
@@ -356,18 +371,18 @@ TEST_CASE("a consumer that lost its lease cannot ack, fail or extend the new del
     const auto first = a.read_soon();
     REQUIRE(first.seqs.size() == 5);
     CHECK(first.delivery == 1);
-    CHECK(b.read().empty());                 // leased to A
-    std::this_thread::sleep_for(300ms);      // A stalls past its lease
+    CHECK(b.read().empty());             // leased to A
+    std::this_thread::sleep_for(300ms);  // A stalls past its lease
 
     const auto second = b.read();
-    REQUIRE(second.id == first.id);          // B takes the batch over
+    REQUIRE(second.id == first.id);  // B takes the batch over
     CHECK(second.delivery == 2);
     CHECK(second.token != first.token);
     CHECK(second.seqs == first.seqs);
     CHECK(db.scalar("SELECT consumer FROM tributary.consumer_batches") == "b");
 
-    CHECK(sqlstate_of([&] { b.ack(second, {first.seqs[0], 999999}); }) == "22023");   // not in the batch
-    CHECK_FALSE(a.ack(first));               // late: changes nothing
+    CHECK(sqlstate_of([&] { b.ack(second, {first.seqs[0], 999999}); }) == "22023");  // not in the batch
+    CHECK_FALSE(a.ack(first));                                                       // late: changes nothing
     CHECK_FALSE(a.fail(first, "late"));
     CHECK_FALSE(a.extend(first, "1 hour"));
     CHECK(status_of(db, "g").batches_in_flight == 1);
@@ -376,7 +391,7 @@ TEST_CASE("a consumer that lost its lease cannot ack, fail or extend the new del
 
     CHECK(b.extend(second, "1 minute"));
     CHECK(b.ack(second));
-    CHECK_FALSE(b.ack(second));              // once
+    CHECK_FALSE(b.ack(second));  // once
     const auto s = status_of(db, "g");
     CHECK(s.batches_in_flight == 0);
     CHECK(s.retries_waiting == 0);
@@ -393,8 +408,7 @@ TEST_CASE("a consumer that lost its lease cannot ack, fail or extend the new del
     }
 }
 
-TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries; its neighbours do not",
-          "[consumer]") {
+TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries; its neighbours do not", "[consumer]") {
     TestDatabase db;
     const int source = add_source(db, "s");
     db.exec("SELECT tributary.group_create('g', '>', 'beginning', p_max_deliveries => 3)");
@@ -406,7 +420,7 @@ TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries;
     INFO((partial_acks ? "acks with the failed seq" : "fails whole batches"));
 
     // The first delivery: all ten in one batch, which fails because of the poison.
-    db.exec("UPDATE tributary.consumer_groups SET retry_base = '1 hour'");   // a backoff the test can see
+    db.exec("UPDATE tributary.consumer_groups SET retry_base = '1 hour'");  // a backoff the test can see
     auto batch = consumer.read_soon();
     REQUIRE(batch.seqs.size() == 10);
     REQUIRE(batch.holds(poison));
@@ -420,7 +434,7 @@ TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries;
     CHECK(db.scalar("SELECT count(*) FROM tributary.consumer_retries WHERE next_attempt_at > now() "
                     "AND next_attempt_at <= now() + interval '1 hour' AND deliveries = 1") == waiting);
     CHECK(db.scalar("SELECT count(DISTINCT next_attempt_at) FROM tributary.consumer_retries") == waiting);
-    CHECK(consumer.read().empty());          // nothing due yet, nothing fresh
+    CHECK(consumer.read().empty());  // nothing due yet, nothing fresh
     db.exec("UPDATE tributary.consumer_groups SET retry_base = '1 ms'");
     db.exec("UPDATE tributary.consumer_retries SET next_attempt_at = now()");
 
@@ -431,7 +445,7 @@ TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries;
     while (std::chrono::steady_clock::now() < deadline) {
         batch = consumer.read_soon(1000, 200ms);
         if (batch.empty()) break;
-        REQUIRE(batch.seqs.size() == 1);     // retried singly
+        REQUIRE(batch.seqs.size() == 1);  // retried singly
         ++deliveries[batch.seqs[0]];
         CHECK(batch.delivery == deliveries[batch.seqs[0]]);
         if (batch.seqs[0] == poison)
@@ -443,14 +457,15 @@ TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries;
     for (const auto& [seq, count] : deliveries)
         if (seq != poison) CHECK(count == (partial_acks ? 1 : 2));
 
-    CHECK(db.scalar("SELECT string_agg(seq || ':' || deliveries || ':' || last_error, ',') FROM tributary.dead_letters") ==
+    CHECK(db.scalar(
+              "SELECT string_agg(seq || ':' || deliveries || ':' || last_error, ',') FROM tributary.dead_letters") ==
           std::to_string(poison) + ":3:poison again");
     auto s = status_of(db, "g");
     CHECK(s.dead_letters == 1);
     CHECK(s.retries_waiting == 0);
     CHECK(s.batches_in_flight == 0);
     CHECK(s.events_behind == 0);
-    CHECK(s.oldest_age_s == -1);             // a dead letter blocks nothing
+    CHECK(s.oldest_age_s == -1);  // a dead letter blocks nothing
 
     // Replay brings it back, as a first delivery.
     CHECK(db.scalar("SELECT tributary.dead_letter_replay('g', 999999)") == "0");
@@ -520,9 +535,9 @@ TEST_CASE("an ordered group never has two batches of one source in flight, and k
     for (int i = 0; i < 3; ++i) consumers.push_back(std::make_unique<Consumer>(db.url(), "g", "c" + std::to_string(i)));
 
     SECTION("the prefix rule: a fresh read stops at the first event of a busy source") {
-        const auto first = consumers[0]->read_soon(3);            // a1..a3
+        const auto first = consumers[0]->read_soon(3);  // a1..a3
         CHECK(first.sources == std::vector<std::string>{"a", "a", "a"});
-        CHECK(consumers[1]->read(3).empty());                      // a4 comes next: a is busy
+        CHECK(consumers[1]->read(3).empty());  // a4 comes next: a is busy
         CHECK(consumers[0]->ack(first));
         const auto second = consumers[1]->read(3);
         CHECK(second.event_ids == std::vector<std::int64_t>{4, 5, 1});
@@ -532,7 +547,7 @@ TEST_CASE("an ordered group never has two batches of one source in flight, and k
     SECTION("random reads, acks and failures by three consumers") {
         std::mt19937 random(6);
         std::vector<std::pair<Consumer*, Batch>> held;
-        std::map<std::string, std::vector<std::int64_t>> done;   // source -> event ids, in ack order
+        std::map<std::string, std::vector<std::int64_t>> done;  // source -> event ids, in ack order
         int acked = 0;
         for (int step = 0; step < 3000 && acked < expected; ++step) {
             if (held.size() < 3 && random() % 2 == 0) {
@@ -561,7 +576,8 @@ TEST_CASE("an ordered group never has two batches of one source in flight, and k
                     }
             }
             REQUIRE(std::stoi(db.scalar("SELECT coalesce(max(n), 0) FROM (SELECT count(DISTINCT b.id) AS n "
-                                        "FROM tributary.consumer_batches b, unnest(b.source_ids) s GROUP BY s) x")) <= 1);
+                                        "FROM tributary.consumer_batches b, unnest(b.source_ids) s GROUP BY s) x")) <=
+                    1);
         }
         CHECK(acked == expected);
         for (const auto& [source, ids] : done) {
@@ -576,8 +592,10 @@ TEST_CASE("an ordered group never has two batches of one source in flight, and k
 TEST_CASE("group_status, from, reset and delete", "[consumer]") {
     TestDatabase db;
     const int source = add_source(db, "s");
-    db.exec("INSERT INTO tributary.events (source_id, event_id, payload, loaded_at) "
-            "SELECT " + std::to_string(source) + ", i, '{}', now() - interval '1 hour' FROM generate_series(1, 5) i");
+    db.exec(
+        "INSERT INTO tributary.events (source_id, event_id, payload, loaded_at) "
+        "SELECT " +
+        std::to_string(source) + ", i, '{}', now() - interval '1 hour' FROM generate_series(1, 5) i");
     commit_events(db, source, 6, 5);
 
     SECTION("the figures match what is in flight, waiting and dead") {
@@ -588,10 +606,10 @@ TEST_CASE("group_status, from, reset and delete", "[consumer]") {
         CHECK(s.events_behind == 10);
         CHECK(s.oldest_age_s > 3590);  // events 1-5, loaded an hour ago
 
-        const auto first = consumer.read_soon(3);        // in flight: 1-3
-        const auto second = consumer.read(3);            // 4-6, failed: waiting for a retry
+        const auto first = consumer.read_soon(3);  // in flight: 1-3
+        const auto second = consumer.read(3);      // 4-6, failed: waiting for a retry
         CHECK(consumer.fail(second, "no"));
-        const auto third = consumer.read(1);             // 7, failed alone at max_deliveries: dead
+        const auto third = consumer.read(1);  // 7, failed alone at max_deliveries: dead
         CHECK(consumer.fail(third, "no"));
         s = status_of(db, "g");
         CHECK(s.events_behind == 3);
@@ -604,7 +622,7 @@ TEST_CASE("group_status, from, reset and delete", "[consumer]") {
         db.exec("DELETE FROM tributary.consumer_retries");
         s = status_of(db, "g");
         CHECK(s.oldest_age_s >= 0);
-        CHECK(s.oldest_age_s < 1800);                    // 8-10 were loaded just now, not an hour ago
+        CHECK(s.oldest_age_s < 1800);  // 8-10 were loaded just now, not an hour ago
 
         SECTION("reset drops batches and retries, keeps dead letters; late acks fail") {
             const auto fourth = consumer.read(1);
@@ -669,8 +687,9 @@ TEST_CASE("read_log and log_position: stateless reads under the same watermark",
     pqxx::connection connection(db.url());
     pqxx::nontransaction tx(connection);
     const auto start = tx.exec("SELECT tx_id, seq FROM tributary.log_position('beginning')");
-    auto rows = tx.exec_params("SELECT tx_id::text, seq, source, event_id FROM tributary.read_log('*.eu', $1::xid8, $2, 2)",
-                               start[0][0].as<std::string>(), start[0][1].as<std::int64_t>());
+    auto rows =
+        tx.exec_params("SELECT tx_id::text, seq, source, event_id FROM tributary.read_log('*.eu', $1::xid8, $2, 2)",
+                       start[0][0].as<std::string>(), start[0][1].as<std::int64_t>());
     REQUIRE(rows.size() == 2);
     CHECK(rows[1][3].as<int>() == 2);
     rows = tx.exec_params("SELECT tx_id::text, seq, source, event_id FROM tributary.read_log('*.eu', $1::xid8, $2)",
@@ -751,20 +770,21 @@ TEST_CASE("four consumers and two loaders at once: every event acked exactly onc
         if (std::chrono::steady_clock::now() > deadline) break;
         std::this_thread::sleep_for(20ms);
     }
-    std::this_thread::sleep_for(200ms);   // anything more would be a duplicate
+    std::this_thread::sleep_for(200ms);  // anything more would be a duplicate
     stop = true;
     for (auto& t : threads) t.join();
 
     for (const auto& p : problems) UNSCOPED_INFO(p);
     CHECK(problems.empty());
     std::sort(acked.begin(), acked.end());
-    CHECK(std::adjacent_find(acked.begin(), acked.end()) == acked.end());   // no duplicates
+    CHECK(std::adjacent_find(acked.begin(), acked.end()) == acked.end());  // no duplicates
     CHECK(acked.size() == static_cast<std::size_t>(kExpected));
     pqxx::connection connection(db.url());
     pqxx::nontransaction tx(connection);
     std::vector<std::int64_t> stored;
-    for (const auto& row : tx.exec("SELECT seq FROM tributary.events ORDER BY seq")) stored.push_back(row[0].as<std::int64_t>());
-    CHECK(stored == acked);                                                   // none skipped
+    for (const auto& row : tx.exec("SELECT seq FROM tributary.events ORDER BY seq"))
+        stored.push_back(row[0].as<std::int64_t>());
+    CHECK(stored == acked);  // none skipped
     const auto s = status_of(db, "g");
     CHECK(s.events_behind == 0);
     CHECK(s.batches_in_flight == 0);

@@ -48,8 +48,8 @@ const Hostile kHostile[] = {
 TEST_CASE("hostile responses store nothing and say why in status") {
     TestDatabase db;
     const int hostile = static_cast<int>(std::size(kHostile));
-    std::vector<std::string> options{"--sources", std::to_string(hostile + 1), "--prefix", "bad.src-",
-                                     "--backlog", "30", "--threads", "32"};
+    std::vector<std::string> options{
+        "--sources", std::to_string(hostile + 1), "--prefix", "bad.src-", "--backlog", "30", "--threads", "32"};
     for (int i = 0; i < hostile; ++i) {
         options.push_back("--fault");
         options.push_back("bad.src-" + std::to_string(i + 1) + "=" + kHostile[i].mode);
@@ -83,7 +83,8 @@ TEST_CASE("hostile responses store nothing and say why in status") {
 
 TEST_CASE("a source that healed is loaded after its backoff") {
     TestDatabase db;
-    SourceServer server({"--sources", "1", "--prefix", "heal.src-", "--backlog", "20", "--fault", "heal.src-0=http-503-bare"});
+    SourceServer server(
+        {"--sources", "1", "--prefix", "heal.src-", "--backlog", "20", "--fault", "heal.src-0=http-503-bare"});
     run_tributary(db.url(), {"source", "add", "heal.src-0", "--url", server.events_url("heal.src-0")});
     const auto failing = run_tributary(db.url(), {"run", "--until-idle"});
     INFO("first run: " << failing.err);

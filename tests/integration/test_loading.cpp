@@ -36,7 +36,8 @@ std::map<std::int64_t, nlohmann::json> stored_events(const TestDatabase& db, con
         "SELECT e.event_id, e.payload::text FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id"
         " WHERE s.name = $1 ORDER BY e.seq",
         source);
-    for (const auto& row : rows) events.emplace(row[0].as<std::int64_t>(), nlohmann::json::parse(row[1].as<std::string>()));
+    for (const auto& row : rows)
+        events.emplace(row[0].as<std::int64_t>(), nlohmann::json::parse(row[1].as<std::string>()));
     CHECK(events.size() == rows.size());  // no event id twice
     return events;
 }
@@ -138,8 +139,9 @@ TEST_CASE("--until-idle asks a source that waits out an idle pause instead of tr
     // As if asked 2 s ago, empty five times in a row: idle for another day.
     // A loader that waited it out would stop at --max-runtime, having
     // stored nothing.
-    db.exec("UPDATE tributary.gates SET last_request = now() - interval '2 s', last_success_at = now() - interval "
-            "'1.9 s', drained = true, empty_streak = 5, next_allowed_at = now() + interval '1 day'");
+    db.exec(
+        "UPDATE tributary.gates SET last_request = now() - interval '2 s', last_success_at = now() - interval "
+        "'1.9 s', drained = true, empty_streak = 5, next_allowed_at = now() + interval '1 day'");
     run_tributary(db.url(), {"run", "--until-idle", "--max-runtime", "60s"});
     check_exactly_once(db, server, source_name(0));
 }

@@ -123,12 +123,13 @@ TEST_CASE("a database from a shipped earlier 0001 or 0006 is repaired by 0007") 
     // As the first texts of 0001 and 0006 left it, migrated by a binary
     // that recorded no checksums and knew no 0007.
     // Their definitions had no view on the gates (tributary.foreign_locks came later).
-    db.exec("DROP VIEW tributary.foreign_locks; DELETE FROM tributary.schema_definitions;"
-            "ALTER TABLE tributary.gates DROP COLUMN drained, DROP COLUMN backlog, DROP COLUMN lease;"
-            "CREATE FUNCTION tributary.loader_append(int, bigint, bigint[], jsonb) RETURNS boolean"
-            " LANGUAGE sql AS 'SELECT true';"
-            "DELETE FROM tributary.schema_migrations WHERE version >= 7;"
-            "UPDATE tributary.schema_migrations SET checksum = NULL");
+    db.exec(
+        "DROP VIEW tributary.foreign_locks; DELETE FROM tributary.schema_definitions;"
+        "ALTER TABLE tributary.gates DROP COLUMN drained, DROP COLUMN backlog, DROP COLUMN lease;"
+        "CREATE FUNCTION tributary.loader_append(int, bigint, bigint[], jsonb) RETURNS boolean"
+        " LANGUAGE sql AS 'SELECT true';"
+        "DELETE FROM tributary.schema_migrations WHERE version >= 7;"
+        "UPDATE tributary.schema_migrations SET checksum = NULL");
 
     const auto applied = postgres::Migrator(db.url()).migrate();
     CHECK(std::find(applied.begin(), applied.end(), "0007_repair_edited_migrations.sql") != applied.end());

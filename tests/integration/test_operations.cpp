@@ -97,7 +97,8 @@ std::string raw_exchange(int port, const std::string& request, bool one_answer =
     const bool head_request = request.rfind("HEAD ", 0) == 0;
     std::string answer;
     char buffer[4096];
-    for (ssize_t n; !(one_answer && whole_answer(answer, head_request)) && (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+    for (ssize_t n;
+         !(one_answer && whole_answer(answer, head_request)) && (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
         answer.append(buffer, static_cast<std::size_t>(n));
     ::close(fd);
     return answer;
@@ -202,7 +203,8 @@ TEST_CASE("JSON logs carry source and worker as fields, and never a header's val
         }
     }
     CHECK(saw_warning);
-    const auto listing = run_tributary(db.url(), {"source", "list", "--json"}).out + run_tributary(db.url(), {"source", "list"}).out;
+    const auto listing =
+        run_tributary(db.url(), {"source", "list", "--json"}).out + run_tributary(db.url(), {"source", "list"}).out;
     for (const auto& text : {run.err, listing, run_tributary(db.url(), {"status", "--json"}).out}) {
         CHECK(text.find("s3cr3t") == std::string::npos);
     }
@@ -311,7 +313,8 @@ TEST_CASE("integer duration and URL flags take strictly what they say; else exit
 
 TEST_CASE("status columns fit 19-digit cursors and counts") {
     TestDatabase db;
-    run_tributary(db.url(), {"source", "add", "big", "--url", "http://127.0.0.1:9/e", "--after-id", "9223372036854775807"});
+    run_tributary(db.url(),
+                  {"source", "add", "big", "--url", "http://127.0.0.1:9/e", "--after-id", "9223372036854775807"});
     run_tributary(db.url(), {"source", "add", "small", "--url", "http://127.0.0.1:9/e"});
     db.exec("UPDATE tributary.cursors SET events_stored = 1234567890123456789");
     db.exec("UPDATE tributary.gates SET backlog = 9223372036854775807");
@@ -359,8 +362,11 @@ TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that 
     CHECK(nudged.rfind("HTTP/1.1 200 ", 0) == 0);
     CHECK(nudged.find("nudged s") != std::string::npos);
     // With an empty body, or a small one it does not use, the same.
-    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 200 ", 0) == 0);
-    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").rfind("HTTP/1.1 200 ", 0) == 0);
+    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 200 ", 0) ==
+          0);
+    CHECK(
+        raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").rfind("HTTP/1.1 200 ", 0) ==
+        0);
     CHECK(raw_exchange(port, "GET /sources/s/nudge HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405 ", 0) == 0);
     const auto head = raw_exchange(port, "HEAD /healthz HTTP/1.1\r\n\r\n");
     CHECK(head.rfind("HTTP/1.1 200 ", 0) == 0);
@@ -371,7 +377,8 @@ TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that 
     // libmicrohttpd 0.9.75 closes the connection without a word.
     CHECK(raw_exchange(port, "GET /metrics\r\n\r\n").rfind("HTTP/1.1 400 ", 0) == 0);
     CHECK(raw_exchange(port, "nonsense\r\n\r\n").empty());
-    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 20000\r\n\r\n").rfind("HTTP/1.1 413 ", 0) == 0);
+    CHECK(raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nContent-Length: 20000\r\n\r\n")
+              .rfind("HTTP/1.1 413 ", 0) == 0);
     // Keep-alive: two requests on one connection, the second asking to close it.
     const auto two = raw_exchange(port,
                                   "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -385,7 +392,9 @@ TEST_CASE("/healthz and /metrics answer while 250 clients trickle requests that 
     CHECK(loader.wait_for(15s) == 0);
 }
 
-TEST_CASE("a nudge that waits on the database holds up neither /healthz nor /metrics, and is answered after, even when the loader stops") {
+TEST_CASE(
+    "a nudge that waits on the database holds up neither /healthz nor /metrics, and is answered after, even when the "
+    "loader stops") {
     TestDatabase db;
     run_tributary(db.url(), {"source", "add", "s", "--url", "http://127.0.0.1:9/events"});
     ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
@@ -399,8 +408,9 @@ TEST_CASE("a nudge that waits on the database holds up neither /healthz nor /met
     std::thread nudger([&] { nudged = raw_exchange(port, "POST /sources/s/nudge HTTP/1.1\r\nHost: x\r\n\r\n"); });
     std::string waiting = "0";
     for (int i = 0; i < 200 && waiting == "0"; ++i, std::this_thread::sleep_for(25ms))
-        waiting = db.scalar("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE "
-                            "'%nudged_at = now()%'");
+        waiting = db.scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE "
+            "'%nudged_at = now()%'");
     CHECK(waiting == "1");
     CHECK(get(port, "/healthz").status == 200);
     CHECK(get(port, "/metrics").status == 200);
@@ -448,14 +458,16 @@ TEST_CASE("past its room, the listen server closes the connection waiting longes
     CHECK(loader.wait_for(15s) == 0);
 }
 
-TEST_CASE("a session that is not a loader holds a source's lock: status and the log and the metric and /healthz say so") {
+TEST_CASE(
+    "a session that is not a loader holds a source's lock: status and the log and the metric and /healthz say so") {
     TestDatabase db;
     run_tributary(db.url(), {"source", "add", "held", "--url", "http://127.0.0.1:9/events"});
     run_tributary(db.url(), {"source", "add", "free", "--url", "http://127.0.0.1:9/events"});
     // A role with no privilege on the schema, calling itself "tributary":
     // anyone can take an advisory lock, and set an application_name.
-    db.exec("DO $$ BEGIN CREATE ROLE tributary_stranger LOGIN; "
-            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
+    db.exec(
+        "DO $$ BEGIN CREATE ROLE tributary_stranger LOGIN; "
+        "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
     std::string url = db.url();
     url.replace(url.find("://") + 3, url.find('@') - url.find("://") - 3, "tributary_stranger");
     pqxx::connection stranger(url + (url.find('?') == std::string::npos ? "?" : "&") + "application_name=tributary");
@@ -481,13 +493,15 @@ TEST_CASE("a session that is not a loader holds a source's lock: status and the 
 
     ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--listen", "127.0.0.1:0"}));
     const int port = std::stoi(wait_for_log(loader, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
-    const auto warned = wait_for_log(loader, "source=held worker=w1 locked by a session that is not a tributary "
-                                             "loader \\(its role cannot run a loader\\): pid (\\d+), user "
-                                             "tributary_stranger, application 'tributary'");
+    const auto warned = wait_for_log(loader,
+                                     "source=held worker=w1 locked by a session that is not a tributary "
+                                     "loader \\(its role cannot run a loader\\): pid (\\d+), user "
+                                     "tributary_stranger, application 'tributary'");
     CHECK(warned == std::to_string(pid));
     const std::string gauge = "tributary_source_locked_by_stranger{source=\"held\"}";
     double locked = -1;
-    for (int i = 0; i < 100 && locked != 1; ++i, std::this_thread::sleep_for(50ms)) locked = sample(get(port, "/metrics").body, gauge);
+    for (int i = 0; i < 100 && locked != 1; ++i, std::this_thread::sleep_for(50ms))
+        locked = sample(get(port, "/metrics").body, gauge);
     CHECK(locked == 1);
     const auto health = get(port, "/healthz");
     CHECK(health.status == 200);  // the process is fine: restarting it would not help
@@ -496,7 +510,8 @@ TEST_CASE("a session that is not a loader holds a source's lock: status and the 
 
     // Unlocked: the next claim passes, and everything says so.
     tx.exec("SELECT pg_advisory_unlock_all()");
-    for (int i = 0; i < 200 && locked != 0; ++i, std::this_thread::sleep_for(50ms)) locked = sample(get(port, "/metrics").body, gauge);
+    for (int i = 0; i < 200 && locked != 0; ++i, std::this_thread::sleep_for(50ms))
+        locked = sample(get(port, "/metrics").body, gauge);
     CHECK(locked == 0);
     CHECK(get(port, "/healthz").body == "ok\n");
     CHECK(status_by_name(db.url())["held"]["locked_by"].is_null());

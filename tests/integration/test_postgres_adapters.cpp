@@ -11,8 +11,8 @@
 #include "core/errors.h"
 #include "postgres/advisory_keys.h"
 #include "postgres/postgres_session.h"
-#include "postgres/postgres_source_turn.h"
 #include "postgres/postgres_source_registry.h"
+#include "postgres/postgres_source_turn.h"
 #include "support/test_database.h"
 
 using namespace tributary;
@@ -57,7 +57,6 @@ SourceTurn::Stored append(const TestDatabase& db, SourceTurn& turn, const Source
 }
 
 }  // namespace
-
 
 TEST_CASE("a pass holds the source's lock until its slot closes; every other answer holds none") {
     TestDatabase db;
@@ -177,11 +176,13 @@ TEST_CASE("the gate allows one request per interval and carries backoff") {
     CHECK(two.decision == SourceTurn::Decision::pass);
     CHECK(two.lease > one.lease);
 
-    second.close(source, SlotClose::failed(two.lease, SlotClose::Failure::throttled, "HTTP 429, retry after 1s", 1000ms));
+    second.close(source,
+                 SlotClose::failed(two.lease, SlotClose::Failure::throttled, "HTTP 429, retry after 1s", 1000ms));
     const auto waiting = first.claim(source);
     CHECK(waiting.decision == SourceTurn::Decision::backing_off);
     CHECK(waiting.consecutive_failures == 1);
-    CHECK(db.scalar("SELECT state || ': ' || last_error FROM tributary.gates") == "throttled: HTTP 429, retry after 1s");
+    CHECK(db.scalar("SELECT state || ': ' || last_error FROM tributary.gates") ==
+          "throttled: HTTP 429, retry after 1s");
     CHECK(db.scalar("SELECT next_allowed_at - last_error_at FROM tributary.gates") == "00:00:01");
     db.exec("UPDATE tributary.gates SET next_allowed_at = now()");
     const auto after = first.claim(source);
@@ -222,9 +223,10 @@ TEST_CASE("the schedule lists due sources earliest first and tells when the next
     // Read after the schedule, the database's own wait can only be shorter.
     CHECK(later.next_due_in->count() >=
           std::stod(db.scalar("SELECT extract(epoch FROM min(next_allowed_at) - now()) * 1000 FROM tributary.gates"
-                                     " WHERE next_allowed_at > now() AND next_allowed_at < 'infinity'")));
+                              " WHERE next_allowed_at > now() AND next_allowed_at < 'infinity'")));
     CHECK(later.pending == 1);
-    CHECK(db.scalar("SELECT string_agg(empty_streak::text || drained::text, ',' ORDER BY source_id) FROM tributary.gates") ==
+    CHECK(db.scalar(
+              "SELECT string_agg(empty_streak::text || drained::text, ',' ORDER BY source_id) FROM tributary.gates") ==
           "3true,0false,0false");
     {
         // While someone asks it, busy is theirs to see through, not pending
@@ -271,8 +273,9 @@ struct ChannelCounter : pqxx::notification_receiver {
 };
 
 double seconds_until_due(const TestDatabase& db, int source_id) {
-    return std::stod(db.scalar("SELECT extract(epoch FROM next_allowed_at - now()) FROM tributary.gates WHERE source_id = " +
-                               std::to_string(source_id)));
+    return std::stod(
+        db.scalar("SELECT extract(epoch FROM next_allowed_at - now()) FROM tributary.gates WHERE source_id = " +
+                  std::to_string(source_id)));
 }
 
 }  // namespace
@@ -291,9 +294,10 @@ TEST_CASE("a nudge brings an idle source forward, never past its gate, and wakes
     // idle answered with nothing a while ago and waits 30 s: a nudge makes it due now.
     const auto i = gate.claim(idle);
     gate.close(idle, SlotClose::succeeded(i.lease, true, std::nullopt, 30s));
-    db.exec("UPDATE tributary.gates SET last_request = now() - interval '6 s', last_success_at = now() - interval '5 s'"
-            " WHERE source_id = " +
-            std::to_string(idle.id));
+    db.exec(
+        "UPDATE tributary.gates SET last_request = now() - interval '6 s', last_success_at = now() - interval '5 s'"
+        " WHERE source_id = " +
+        std::to_string(idle.id));
     CHECK(seconds_until_due(db, idle.id) > 0);
     CHECK(registry.nudge("nudge.idle"));
     CHECK(seconds_until_due(db, idle.id) <= 0.01);
@@ -306,12 +310,13 @@ TEST_CASE("a nudge brings an idle source forward, never past its gate, and wakes
     CHECK(registry.nudge("nudge.idle"));
     CHECK(db.scalar("SELECT next_allowed_at >= last_success_at + interval '200 ms' AND"
                     " next_allowed_at <= greatest(nudged_at, last_success_at + interval '200 ms')"
-                    " FROM tributary.gates WHERE source_id = " + std::to_string(idle.id)) == "t");
+                    " FROM tributary.gates WHERE source_id = " +
+                    std::to_string(idle.id)) == "t");
 
     // busy has a request in flight: its lease stands; the answer then brings the next at the interval.
     const auto b = gate.claim(busy);
-    const auto leased = db.scalar("SELECT next_allowed_at FROM tributary.gates WHERE source_id = " +
-                                  std::to_string(busy.id));
+    const auto leased =
+        db.scalar("SELECT next_allowed_at FROM tributary.gates WHERE source_id = " + std::to_string(busy.id));
     CHECK(registry.nudge("nudge.busy"));
     CHECK(db.scalar("SELECT next_allowed_at FROM tributary.gates WHERE source_id = " + std::to_string(busy.id)) ==
           leased);
@@ -392,7 +397,7 @@ TEST_CASE("hostile error texts are stored safely") {
     postgres::PostgresSourceTurn gate(session);
     const auto pass = gate.claim(source);
     gate.close(source, SlotClose::failed(pass.lease, SlotClose::Failure::transient,
-                        std::string("bad \xff\xfe bytes\n\0x", 16) + std::string(2000, 'a'), 1s));
+                                         std::string("bad \xff\xfe bytes\n\0x", 16) + std::string(2000, 'a'), 1s));
     const auto stored = db.scalar("SELECT last_error FROM tributary.gates");
     CHECK(stored.rfind("bad ?? bytes?", 0) == 0);
     CHECK(stored.size() <= 503);
@@ -405,8 +410,9 @@ TEST_CASE("a session that lost its server raises DatabaseUnavailable, then recon
     postgres::PostgresSourceTurn turn(session);
     REQUIRE(append(db, turn, source, 0, batch(1, 2)) == SourceTurn::Stored::appended);
     const auto generation = session.generation();
-    db.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tributary'"
-            " AND datname = current_database() AND pid <> pg_backend_pid()");
+    db.exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tributary'"
+        " AND datname = current_database() AND pid <> pg_backend_pid()");
     CHECK_THROWS_AS(append(db, turn, source, 2, batch(3, 4)), DatabaseUnavailable);
     CHECK(append(db, turn, source, 2, batch(3, 4)) == SourceTurn::Stored::appended);
     CHECK(session.generation() == generation + 1);

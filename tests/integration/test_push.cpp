@@ -221,8 +221,9 @@ TEST_CASE("a hint lost while the consumer's listener was cut off is made up by t
     auto consumer = start_recording_consumer(rig);
     std::this_thread::sleep_for(2s);
     // Cut the LISTEN connection; the hint sent meanwhile reaches nobody.
-    rig.db().exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                  " WHERE datname = current_database() AND query LIKE 'LISTEN%'");
+    rig.db().exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND query LIKE 'LISTEN%'");
     const auto committed_at = now_us();
     commit_and_hint(rig, "p.one", 5);
     REQUIRE(wait_until([&] { return !handler_starts(rig).empty(); }, 10s));

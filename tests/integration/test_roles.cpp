@@ -168,8 +168,9 @@ TEST_CASE("each role does its job and nothing else", "[roles]") {
     SECTION("the admin runs no loader turn and reads no batch") {
         CHECK(denied(admin_url, "SELECT tributary.loader_claim(1, 1, 1000)"));
         CHECK(denied(admin_url, "SELECT * FROM tributary.consumer_read('g', 'x')"));
-        CHECK(denied(admin_url, "INSERT INTO tributary.events (source_id, event_id, payload)"
-                                     " VALUES (1, 999, '{}')"));
+        CHECK(denied(admin_url,
+                     "INSERT INTO tributary.events (source_id, event_id, payload)"
+                     " VALUES (1, 999, '{}')"));
     }
     SECTION("grant --revoke takes the membership away") {
         run_tributary(db.url(), {"grant", "--revoke", "consumer", consumer.name()});

@@ -83,8 +83,8 @@ TEST_CASE("group create/list/reset/delete from the command line", "[consume]") {
     rig.add_events("orders.eu", 12);
     rig.add_events("billing", 4);
     run_tributary(rig.url(), {"group", "create", "all", "--from", "beginning"});
-    run_tributary(rig.url(), {"group", "create", "eu", "--pattern", "*.eu", "--from", "beginning",
-                              "--max-deliveries", "7", "--lease", "45s", "--ordered"});
+    run_tributary(rig.url(), {"group", "create", "eu", "--pattern", "*.eu", "--from", "beginning", "--max-deliveries",
+                              "7", "--lease", "45s", "--ordered"});
     run_tributary(rig.url(), {"group", "create", "late"});  // --from end by default
     auto eu = rig.group("eu");
     CHECK(eu["pattern"] == "*.eu");

@@ -39,6 +39,7 @@ struct Completed {
     int code;
     std::string out, err;
 };
-Completed run_program(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::minutes(2));
+Completed run_program(const std::vector<std::string>& argv,
+                      std::chrono::milliseconds timeout = std::chrono::minutes(2));
 
 }  // namespace tributary::testing

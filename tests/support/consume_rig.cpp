@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include <pqxx/pqxx>
 #include <unistd.h>
+#include <pqxx/pqxx>
 
 #include "support/tributary_cli.h"
 
@@ -35,12 +35,18 @@ void ConsumeRig::add_events(const std::string& source, int count, const std::vec
         "INSERT INTO tributary.events (source_id, event_id, payload) "
         "SELECT s.id, last.id + g, jsonb_build_object('n', last.id + g, 'source', s.name, "
         "         'big', 123456789012345678901234567890) "
-        "       || CASE WHEN (last.id + g) = ANY ('" + poison_list + "'::int[]) "
+        "       || CASE WHEN (last.id + g) = ANY ('" +
+        poison_list +
+        "'::int[]) "
         "               THEN '{\"poison\": true}'::jsonb ELSE '{}'::jsonb END "
         "  FROM tributary.sources s, "
-        "       LATERAL (SELECT coalesce(max(event_id), 0) AS id FROM tributary.events e WHERE e.source_id = s.id) last, "
-        "       generate_series(1, " + std::to_string(count) + ") g "
-        " WHERE s.name = '" + source + "'");
+        "       LATERAL (SELECT coalesce(max(event_id), 0) AS id FROM tributary.events e WHERE e.source_id = s.id) "
+        "last, "
+        "       generate_series(1, " +
+        std::to_string(count) +
+        ") g "
+        " WHERE s.name = '" +
+        source + "'");
 }
 
 std::vector<std::int64_t> ConsumeRig::seqs(const std::string& source_like) const {

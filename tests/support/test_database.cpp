@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include <pqxx/pqxx>
 #include <unistd.h>
+#include <pqxx/pqxx>
 
 #include "postgres/migrator.h"
 
@@ -30,7 +30,8 @@ std::string cluster_url() {
     const char* url = std::getenv("TRIBUTARY_TEST_DATABASE_URL");
     if (!url || !*url)
         throw std::runtime_error(
-            "TRIBUTARY_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a throwaway cluster");
+            "TRIBUTARY_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a throwaway "
+            "cluster");
     return url;
 }
 

@@ -37,7 +37,8 @@ std::string wait_for_log(const ChildProcess& child, const std::string& pattern, 
 
 nlohmann::json status_by_name(const std::string& db) {
     nlohmann::json by_name = nlohmann::json::object();
-    for (auto& row : nlohmann::json::parse(run_tributary(db, {"status", "--json"}).out)) by_name[row["name"].get<std::string>()] = row;
+    for (auto& row : nlohmann::json::parse(run_tributary(db, {"status", "--json"}).out))
+        by_name[row["name"].get<std::string>()] = row;
     return by_name;
 }
 

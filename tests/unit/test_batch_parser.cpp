@@ -81,8 +81,11 @@ TEST_CASE("parse_batch accepts both shapes and keeps the first `limit` events", 
          {1}},
         {"escaped quote inside string", wrapped({event("1", R"({"a\"[":"\\\"{{"})")}), 0, 10, {1}},
         {"-0 is id 0", wrapped({event("-0", "1")}), -1, 10, {0}},
-        {"a duplicate name elsewhere is not the loader's", R"({"x":1,"x":2,"events":[{"id":1,"a":1,"a":2,"payload":{"b":1,"b":2}}]})",
-         0, 10, {1}},
+        {"a duplicate name elsewhere is not the loader's",
+         R"({"x":1,"x":2,"events":[{"id":1,"a":1,"a":2,"payload":{"b":1,"b":2}}]})",
+         0,
+         10,
+         {1}},
     };
     for (const auto& c : cases) {
         INFO(c.name);
@@ -162,8 +165,8 @@ TEST_CASE("parse_batch rejects bad bodies with the right status and a message na
          "event #0: duplicate member \"payload\""},
         {"duplicate id, one escaped", R"([{"id":1,"i\u0064":1,"payload":1}])", Status::failing,
          "event #0: duplicate member \"id\""},
-        {"duplicate events", R"({"events":[{"id":1,"payload":1}],"events":[{"id":2,"payload":2}]})",
-         Status::failing, "duplicate member \"events\" in the top-level object"},
+        {"duplicate events", R"({"events":[{"id":1,"payload":1}],"events":[{"id":2,"payload":2}]})", Status::failing,
+         "duplicate member \"events\" in the top-level object"},
         {"duplicate remaining", R"({"remaining":1,"events":[],"remaining":2})", Status::failing,
          "duplicate member \"remaining\" in the top-level object"},
         {"duplicate events beats a bad event", R"({"events":[1],"ev\u0065nts":5})", Status::failing,
@@ -183,11 +186,9 @@ TEST_CASE("parse_batch rejects bad bodies with the right status and a message na
         {"lone low surrogate", wrapped({event("1", R"("\udc00")")}), Status::transient, "lone low surrogate"},
         {"overlong UTF-8", wrapped({event("1", "\"\xc0\xaf\"")}), Status::transient, "invalid UTF-8"},
         {"UTF-8 surrogate", wrapped({event("1", "\"\xed\xa0\x80\"")}), Status::transient, "invalid UTF-8"},
-        {"UTF-8 past U+10FFFF", wrapped({event("1", "\"\xf4\x90\x80\x80\"")}), Status::transient,
-         "invalid UTF-8"},
+        {"UTF-8 past U+10FFFF", wrapped({event("1", "\"\xf4\x90\x80\x80\"")}), Status::transient, "invalid UTF-8"},
         {"UTF-8 cut short", wrapped({event("1", "\"\xe2\x82\"")}), Status::transient, "invalid UTF-8"},
-        {"invalid UTF-8 in an ignored member", "{\"note\":\"\xff\",\"events\":[]}", Status::transient,
-         "invalid UTF-8"},
+        {"invalid UTF-8 in an ignored member", "{\"note\":\"\xff\",\"events\":[]}", Status::transient, "invalid UTF-8"},
         {"single quotes", "[{'id':1}]", Status::transient, "malformed JSON body"},
         {"trailing comma in an object", R"([{"id":1,"payload":1,}])", Status::transient, "a member name"},
         {"a NUL byte", std::string("[1,\0]", 5), Status::transient, "malformed JSON body"},
@@ -275,11 +276,9 @@ TEST_CASE("parse_batch keeps each payload as the source wrote it", "[batch_parse
 TEST_CASE("parse_batch keeps every digit of numbers a double cannot hold", "[batch_parser]") {
     // A dump() would print 1.2345678901234568e+22 and 0.1; jsonb keeps them exact.
     for (const std::string number : {
-             "12345678901234567890123",
-             "-12345678901234567890123",
+             "12345678901234567890123", "-12345678901234567890123",
              "18446744073709551616",  // uint64 max + 1
-             "0.1000000000000000055511151231257827",
-             "3.141592653589793238462643383279502884197",
+             "0.1000000000000000055511151231257827", "3.141592653589793238462643383279502884197",
              "-99999999999999999999999999.000000000000000000001e-7",
              "2.5e-400",  // a double would make it 0.0
          }) {
@@ -307,10 +306,13 @@ TEST_CASE("parse_batch finds each payload, whatever the envelope looks like", "[
         {"payload before id", R"({"events":[{"payload":[1, 2],"id":1}]})", {"[1, 2]"}},
         {"escaped key", R"({"ev\u0065nts":[{"id":1,"pay\u006coad":{"a": 1}}]})", {R"({"a": 1})"}},
         {"nested payload and events keys are not the event's",
-         R"({"meta":{"events":[]},"events":[{"id":1,"x":{"payload":0},"payload":"mine"}]})", {R"("mine")"}},
+         R"({"meta":{"events":[]},"events":[{"id":1,"x":{"payload":0},"payload":"mine"}]})",
+         {R"("mine")"}},
         {"byte order mark", "\xEF\xBB\xBF[{\"id\":1,\"payload\":{\"a\": 1}}]", {R"({"a": 1})"}},
         {"the limit cuts the right events",
-         wrapped({event("1", "[ 1 ]"), event("2", "{ }"), event("3", "3")}), {"[ 1 ]", "{ }"}, 2},
+         wrapped({event("1", "[ 1 ]"), event("2", "{ }"), event("3", "3")}),
+         {"[ 1 ]", "{ }"},
+         2},
     };
     for (const auto& c : cases) {
         INFO(c.name << ": " << c.body);
@@ -339,8 +341,11 @@ TEST_CASE("parse_batch reads only the envelope's own members and refuses U+0000 
          {R"({"id":"s","events":[],"payload":{}})"}},
         {"containers inside an event's other members",
          R"([{"a":[{"id":"x"},[]],"id":3,"b":{"payload":null},"payload":[]}])",
-         {3}, {"[]"}},
-        {"duplicates inside a payload are jsonb's to resolve", R"([{"id":1,"payload":{"a":1,"a":2}}])", {1},
+         {3},
+         {"[]"}},
+        {"duplicates inside a payload are jsonb's to resolve",
+         R"([{"id":1,"payload":{"a":1,"a":2}}])",
+         {1},
          {R"({"a":1,"a":2})"}},
     };
     for (const auto& c : accepted) {
@@ -363,8 +368,9 @@ TEST_CASE("parse_batch reads only the envelope's own members and refuses U+0000 
         {"a syntax error after a bad event", R"([{"id":"x","payload":1},])", Status::transient, "column 25"},
         {"the first bad event of several", wrapped({event("1", "1"), event("true", "1"), R"({"payload":1})"}),
          Status::failing, "event #1: id is a boolean"},
-        {"a bad event beats an earlier id out of order", wrapped({event("2", "1"), event("1", "1"), event("3", "\"\\u0000\"")}),
-         Status::failing, "event #2 (id 3): payload has U+0000"},
+        {"a bad event beats an earlier id out of order",
+         wrapped({event("2", "1"), event("1", "1"), event("3", "\"\\u0000\"")}), Status::failing,
+         "event #2 (id 3): payload has U+0000"},
         // The payload is stored as its text, duplicates and all, and jsonb
         // refuses U+0000 even under a key that a later duplicate replaces.
         {"U+0000 under a replaced key inside the payload", R"([{"id":1,"payload":{"a":"\u0000","a":1}}])",
@@ -384,9 +390,8 @@ TEST_CASE("parse_batch reads only the envelope's own members and refuses U+0000 
 
 TEST_CASE("parse_batch passes numbers on as text, whatever their size", "[batch_parser]") {
     // jsonb stores all of these; a parser reading them as doubles could not.
-    for (const std::string& number : std::vector<std::string>{"1e309", "-1e400", "1E400", "2.5e-400",
-                                                              "1" + std::string(400, '0'),
-                                                              "123456789012345678901234567890"}) {
+    for (const std::string& number : std::vector<std::string>{
+             "1e309", "-1e400", "1E400", "2.5e-400", "1" + std::string(400, '0'), "123456789012345678901234567890"}) {
         for (const std::string& payload : {number, R"({"x": )" + number + "}", "[" + number + "]"}) {
             INFO(payload.substr(0, 60));
             const FetchResult r = parse_batch(wrapped({R"({"id":7,"ts":)" + number + R"(,"payload":)" + payload + "}"}),
@@ -403,13 +408,15 @@ TEST_CASE("parse_batch passes numbers on as text, whatever their size", "[batch_
 
 TEST_CASE("parse_owned_batch cuts a large payload out of the body, the same text", "[batch_parser]") {
     const std::string big = R"({"k":")" + std::string(1000, 'x') + R"("})";
-    for (const std::string& body : {wrapped({event("1", big)}), wrapped({event("1", "1"), event("2", big), event("3", "[]")}),
-                                    "[" + event("1", " " + big + " ") + "]"}) {
+    for (const std::string& body :
+         {wrapped({event("1", big)}), wrapped({event("1", "1"), event("2", big), event("3", "[]")}),
+          "[" + event("1", " " + big + " ") + "]"}) {
         const FetchResult borrowed = parse_batch(body, 0, 10, kDefaults);
         const FetchResult owned = tributary::parse_owned_batch(std::string(body), 0, 10, kDefaults);
         REQUIRE(owned.status == Status::ok);
         REQUIRE(ids(owned) == ids(borrowed));
-        for (std::size_t i = 0; i < owned.events.size(); ++i) CHECK(owned.events[i].payload == borrowed.events[i].payload);
+        for (std::size_t i = 0; i < owned.events.size(); ++i)
+            CHECK(owned.events[i].payload == borrowed.events[i].payload);
     }
 }
 
@@ -437,8 +444,7 @@ TEST_CASE("parse_batch passes on the backlog the source reports, saturating", "[
         {"remaining beyond int64 falls back", R"({"events":[],"remaining":9223372036854775808,"head_id":2})", 2},
         {"head_id beyond int64 is ignored", R"({"events":[],"head_id":9223372036854775808})", std::nullopt},
         {"only the top level's",
-         R"({"meta":{"remaining":5,"head_id":9},"events":[{"id":1,"payload":{"remaining":3}}]})",
-         std::nullopt},
+         R"({"meta":{"remaining":5,"head_id":9},"events":[{"id":1,"payload":{"remaining":3}}]})", std::nullopt},
         {"none with a bare array", "[" + two + "]", std::nullopt},
         {"remaining plus dropped saturates", R"({"events":[)" + two + R"(],"remaining":9223372036854775807})", kMax, 1},
         {"head_id far past a negative cursor saturates", R"({"events":[],"head_id":9223372036854775807})", kMax, 10,
@@ -506,15 +512,23 @@ std::string without_tag(const char* what) {
 
 std::string describe(const json& v) {
     switch (v.type()) {
-        case json::value_t::null: return "null";
-        case json::value_t::object: return "an object";
-        case json::value_t::array: return "an array";
-        case json::value_t::string: return "a string";
-        case json::value_t::boolean: return "a boolean";
-        case json::value_t::number_float: return "a floating-point number";
+        case json::value_t::null:
+            return "null";
+        case json::value_t::object:
+            return "an object";
+        case json::value_t::array:
+            return "an array";
+        case json::value_t::string:
+            return "a string";
+        case json::value_t::boolean:
+            return "a boolean";
+        case json::value_t::number_float:
+            return "a floating-point number";
         case json::value_t::number_integer:
-        case json::value_t::number_unsigned: return "an integer";
-        default: return "an unexpected value";
+        case json::value_t::number_unsigned:
+            return "an integer";
+        default:
+            return "an unexpected value";
     }
 }
 
@@ -678,10 +692,13 @@ private:
     // document's head_id wrapped it to a negative number and overflowed.
     std::string backlog_value() {
         switch (pick(8)) {
-            case 0: return "-" + std::to_string(pick(5));
+            case 0:
+                return "-" + std::to_string(pick(5));
             case 1:
-            case 2: return value(1);
-            default: return std::to_string(pick(20));
+            case 2:
+                return value(1);
+            default:
+                return std::to_string(pick(20));
         }
     }
 
@@ -708,13 +725,23 @@ private:
         const int what = pick(100);
         if (what < 85) return std::to_string(next += 1 + pick(3));
         if (what < 90) return std::to_string(next - pick(3));  // repeated or going back
-        return std::vector<std::string>{"\"5\"", "1.5", "2.0", "1e3", "true", "null", "{}", "[1]",
-                                        "9223372036854775808", "-9223372036854775809",
-                                        "99999999999999999999999", "-0", "9223372036854775807"}[pick(13)];
+        return std::vector<std::string>{"\"5\"",
+                                        "1.5",
+                                        "2.0",
+                                        "1e3",
+                                        "true",
+                                        "null",
+                                        "{}",
+                                        "[1]",
+                                        "9223372036854775808",
+                                        "-9223372036854775809",
+                                        "99999999999999999999999",
+                                        "-0",
+                                        "9223372036854775807"}[pick(13)];
     }
 
     std::string key() {
-        return std::vector<std::string>{R"("id")",     R"("payload")", R"("events")", R"("remaining")",
+        return std::vector<std::string>{R"("id")",      R"("payload")", R"("events")",  R"("remaining")",
                                         R"("head_id")", R"("x")",       R"("a\u0000")", R"("")"}[pick(8)];
     }
 
@@ -724,10 +751,14 @@ private:
 
     std::string value(int depth) {
         switch (depth > 0 ? pick(8) : pick(4)) {
-            case 0: return number();
-            case 1: return string();
-            case 2: return std::vector<std::string>{"true", "false", "null"}[pick(3)];
-            case 3: return chance(50) ? "[]" : "{}";
+            case 0:
+                return number();
+            case 1:
+                return string();
+            case 2:
+                return std::vector<std::string>{"true", "false", "null"}[pick(3)];
+            case 3:
+                return chance(50) ? "[]" : "{}";
             case 4:
             case 5: {
                 std::vector<std::string> elements;
@@ -749,8 +780,8 @@ private:
     }
 
     std::string string() {
-        return std::vector<std::string>{R"("")", R"("text")", R"("\u0000")", R"("a\"b")", R"("[{")",
-                                        R"("caf\u00e9")", "\"\xc3\xa9\"", R"("events")"}[pick(8)];
+        return std::vector<std::string>{R"("")",   R"("text")",      R"("\u0000")",  R"("a\"b")",
+                                        R"("[{")", R"("caf\u00e9")", "\"\xc3\xa9\"", R"("events")"}[pick(8)];
     }
 
     std::string object_of(const std::vector<std::string>& members) {

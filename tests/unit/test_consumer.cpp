@@ -35,8 +35,7 @@ struct Rig {
 
     /// Runs a consumer to its end; returns its totals and whether it ended well.
     std::pair<ConsumerTotals, bool> run(BatchHandler& handler) {
-        Consumer consumer({[this] { return std::make_unique<FakeGroupLog>(state); }, handler, wakeup}, options,
-                          stop);
+        Consumer consumer({[this] { return std::make_unique<FakeGroupLog>(state); }, handler, wakeup}, options, stop);
         const bool ok = consumer.run();
         return {consumer.totals(), ok};
     }
@@ -251,7 +250,8 @@ TEST_CASE("consumer: empty reads wait longer each time, up to the cap, until a s
     FakeBatchHandler handler;
     const auto [totals, ok] = rig.run(handler);
     CHECK(ok);
-    CHECK(rig.wakeup.waits() == std::vector<std::chrono::milliseconds>{50ms, 100ms, 200ms, 400ms, 800ms, 1000ms, 1000ms});
+    CHECK(rig.wakeup.waits() ==
+          std::vector<std::chrono::milliseconds>{50ms, 100ms, 200ms, 400ms, 800ms, 1000ms, 1000ms});
 }
 
 TEST_CASE("consumer: work found resets the idle wait to its minimum") {

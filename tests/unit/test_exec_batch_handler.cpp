@@ -21,10 +21,9 @@ namespace {
 LeasedBatch batch_of(int n, std::size_t payload_size = 10) {
     LeasedBatch batch{42, "token", 2, {}};
     for (int i = 1; i <= n; ++i)
-        batch.events.push_back(LoggedEvent{100 + i, "orders.eu", i,
-                                           "{\"n\": " + std::to_string(i) + ", \"pad\": \"" +
-                                               std::string(payload_size, 'x') + "\"}",
-                                           ""});
+        batch.events.push_back(
+            LoggedEvent{100 + i, "orders.eu", i,
+                        "{\"n\": " + std::to_string(i) + ", \"pad\": \"" + std::string(payload_size, 'x') + "\"}", ""});
     return batch;
 }
 

@@ -174,9 +174,7 @@ TEST_CASE("a batch that breaks the protocol is refused whole") {
     SECTION("ids not increasing") {
         rig.fetcher.scripted[1].push_back(FetchResult::batch({{11, "1"}, {13, "1"}, {12, "1"}}));
     }
-    SECTION("id at the cursor") {
-        rig.fetcher.scripted[1].push_back(FetchResult::batch({{10, "1"}, {11, "1"}}));
-    }
+    SECTION("id at the cursor") { rig.fetcher.scripted[1].push_back(FetchResult::batch({{10, "1"}, {11, "1"}})); }
     CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::failed);
     CHECK(rig.db.gates[1].state == "failing");
     CHECK(rig.turn.appends == 0);
@@ -285,7 +283,7 @@ TEST_CASE("a failure's backoff survives the connection dying while it is recorde
         CHECK_THROWS_AS(rig.loader.run_once(), DatabaseUnavailable);
         rig.loader.run_once();  // the database answers: the same close, replayed once
         CHECK(rig.db.gates[1].next_allowed >= rig.clock.now() + 29s);  // Retry-After kept
-        CHECK(rig.db.gates[1].failures == 1);                           // counted once
+        CHECK(rig.db.gates[1].failures == 1);                          // counted once
         CHECK(rig.db.gates[1].state == "throttled");
     }
 }
@@ -439,7 +437,8 @@ TEST_CASE("a source locked on every claim is looked into after a second, then on
     const Source& source = catalog.sources.front();
 
     // Locked for less than a second: someone's turn, not worth a query.
-    for (int i = 0; i < 9; ++i, clock.advance(100ms)) CHECK(loader.load_source(source).outcome == SourceOutcome::locked);
+    for (int i = 0; i < 9; ++i, clock.advance(100ms))
+        CHECK(loader.load_source(source).outcome == SourceOutcome::locked);
     CHECK(turn.asked == 0);
     clock.advance(100ms);
     loader.load_source(source);

@@ -14,125 +14,125 @@ constexpr std::uint32_t kMaxStartupLength = 10000;  // PostgreSQL's own MAX_STAR
 constexpr std::uint64_t kMaxCommitCandidate = 256;
 
 std::uint32_t read_be32(const unsigned char* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
+    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
 }
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
 }
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
-         });
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
+           });
 }
 
 }  // namespace
 
 bool is_commit_query(std::string_view text) {
-  while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
-  text = trim(text);
-  if (!text.empty() && text.back() == ';') text = trim(text.substr(0, text.size() - 1));
-  std::size_t word_end = 0;
-  while (word_end < text.size() && !is_space(text[word_end])) ++word_end;
-  std::string_view verb = text.substr(0, word_end);
-  std::string_view rest = trim(text.substr(word_end));
-  if (!iequals(verb, "COMMIT") && !iequals(verb, "END")) return false;
-  return rest.empty() || iequals(rest, "WORK") || iequals(rest, "TRANSACTION");
+    while (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+    text = trim(text);
+    if (!text.empty() && text.back() == ';') text = trim(text.substr(0, text.size() - 1));
+    std::size_t word_end = 0;
+    while (word_end < text.size() && !is_space(text[word_end])) ++word_end;
+    std::string_view verb = text.substr(0, word_end);
+    std::string_view rest = trim(text.substr(word_end));
+    if (!iequals(verb, "COMMIT") && !iequals(verb, "END")) return false;
+    return rest.empty() || iequals(rest, "WORK") || iequals(rest, "TRANSACTION");
 }
 
 void PgClientStream::become_opaque(std::string reason) {
-  phase_ = Phase::opaque;
-  opaque_reason_ = std::move(reason);
-  query_.clear();
-  query_.shrink_to_fit();
+    phase_ = Phase::opaque;
+    opaque_reason_ = std::move(reason);
+    query_.clear();
+    query_.shrink_to_fit();
 }
 
 void PgClientStream::server_bytes(const char* data, std::size_t size) {
-  if (phase_ != Phase::awaiting_encryption_answer || size == 0) return;
-  switch (data[0]) {
-    case 'N':
-      phase_ = Phase::startup;  // in clear: the real startup message comes next
-      break;
-    case 'S':
-      become_opaque("the session is encrypted (SSL)");
-      break;
-    case 'G':
-      become_opaque("the session is encrypted (GSSAPI)");
-      break;
-    default:
-      become_opaque("unexpected answer to an encryption request");
-      break;
-  }
+    if (phase_ != Phase::awaiting_encryption_answer || size == 0) return;
+    switch (data[0]) {
+        case 'N':
+            phase_ = Phase::startup;  // in clear: the real startup message comes next
+            break;
+        case 'S':
+            become_opaque("the session is encrypted (SSL)");
+            break;
+        case 'G':
+            become_opaque("the session is encrypted (GSSAPI)");
+            break;
+        default:
+            become_opaque("unexpected answer to an encryption request");
+            break;
+    }
 }
 
 void PgClientStream::message_complete(std::size_t end, std::vector<std::size_t>& commit_ends) {
-  in_body_ = false;
-  if (capturing_ && is_commit_query(query_)) commit_ends.push_back(end);
-  capturing_ = false;
-  query_.clear();
+    in_body_ = false;
+    if (capturing_ && is_commit_query(query_)) commit_ends.push_back(end);
+    capturing_ = false;
+    query_.clear();
 }
 
 void PgClientStream::client_bytes(const char* data, std::size_t size, std::vector<std::size_t>& commit_ends) {
-  std::size_t i = 0;
-  while (i < size) {
-    if (phase_ == Phase::opaque) return;
-    if (phase_ == Phase::awaiting_encryption_answer) {
-      // A client waits for the one-byte answer, which this proxy reads before the client can.
-      become_opaque("client data before the answer to its encryption request");
-      return;
-    }
-    if (in_body_) {
-      std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(body_remaining_, size - i));
-      if (capturing_) query_.append(data + i, take);
-      i += take;
-      body_remaining_ -= take;
-      if (body_remaining_ == 0) message_complete(i, commit_ends);
-      continue;
-    }
-
-    const std::size_t need = phase_ == Phase::startup ? 8 : 5;
-    std::size_t take = std::min(need - header_have_, size - i);
-    std::memcpy(header_ + header_have_, data + i, take);
-    header_have_ += take;
-    i += take;
-    if (header_have_ < need) return;
-    header_have_ = 0;
-
-    if (phase_ == Phase::startup) {
-      const std::uint32_t length = read_be32(header_);
-      const std::uint32_t code = read_be32(header_ + 4);
-      if (length < 8 || length > kMaxStartupLength) {
-        become_opaque("invalid startup message length " + std::to_string(length));
-        return;
-      }
-      if (code == kSslRequestCode || code == kGssEncRequestCode) {
-        if (length != 8) {
-          become_opaque("invalid encryption request length " + std::to_string(length));
-          return;
+    std::size_t i = 0;
+    while (i < size) {
+        if (phase_ == Phase::opaque) return;
+        if (phase_ == Phase::awaiting_encryption_answer) {
+            // A client waits for the one-byte answer, which this proxy reads before the client can.
+            become_opaque("client data before the answer to its encryption request");
+            return;
         }
-        phase_ = Phase::awaiting_encryption_answer;
-        continue;
-      }
-      phase_ = Phase::messages;  // StartupMessage (or CancelRequest: nothing follows)
-      body_remaining_ = length - 8;
-    } else {
-      const std::uint32_t length = read_be32(header_ + 1);
-      if (length < 4 || length > 0x7fffffffu) {
-        become_opaque("invalid length " + std::to_string(length) + " of a message of type " +
-                      std::to_string(static_cast<int>(header_[0])));
-        return;
-      }
-      body_remaining_ = length - 4;
-      capturing_ = header_[0] == 'Q' && body_remaining_ <= kMaxCommitCandidate;
+        if (in_body_) {
+            std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(body_remaining_, size - i));
+            if (capturing_) query_.append(data + i, take);
+            i += take;
+            body_remaining_ -= take;
+            if (body_remaining_ == 0) message_complete(i, commit_ends);
+            continue;
+        }
+
+        const std::size_t need = phase_ == Phase::startup ? 8 : 5;
+        std::size_t take = std::min(need - header_have_, size - i);
+        std::memcpy(header_ + header_have_, data + i, take);
+        header_have_ += take;
+        i += take;
+        if (header_have_ < need) return;
+        header_have_ = 0;
+
+        if (phase_ == Phase::startup) {
+            const std::uint32_t length = read_be32(header_);
+            const std::uint32_t code = read_be32(header_ + 4);
+            if (length < 8 || length > kMaxStartupLength) {
+                become_opaque("invalid startup message length " + std::to_string(length));
+                return;
+            }
+            if (code == kSslRequestCode || code == kGssEncRequestCode) {
+                if (length != 8) {
+                    become_opaque("invalid encryption request length " + std::to_string(length));
+                    return;
+                }
+                phase_ = Phase::awaiting_encryption_answer;
+                continue;
+            }
+            phase_ = Phase::messages;  // StartupMessage (or CancelRequest: nothing follows)
+            body_remaining_ = length - 8;
+        } else {
+            const std::uint32_t length = read_be32(header_ + 1);
+            if (length < 4 || length > 0x7fffffffu) {
+                become_opaque("invalid length " + std::to_string(length) + " of a message of type " +
+                              std::to_string(static_cast<int>(header_[0])));
+                return;
+            }
+            body_remaining_ = length - 4;
+            capturing_ = header_[0] == 'Q' && body_remaining_ <= kMaxCommitCandidate;
+        }
+        in_body_ = true;
+        if (body_remaining_ == 0) message_complete(i, commit_ends);
     }
-    in_body_ = true;
-    if (body_remaining_ == 0) message_complete(i, commit_ends);
-  }
 }
 
 }  // namespace tributary::fault_proxy

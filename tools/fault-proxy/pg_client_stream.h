@@ -20,34 +20,34 @@ namespace tributary::fault_proxy {
 //
 // Anything that breaks these rules turns the stream `opaque`: bytes still flow, nothing is recognised.
 class PgClientStream {
- public:
-  enum class Phase { startup, awaiting_encryption_answer, messages, opaque };
+public:
+    enum class Phase { startup, awaiting_encryption_answer, messages, opaque };
 
-  // Client->server bytes, in order. Appends to `commit_ends`, for each simple-query ('Q') message
-  // recognised as a COMMIT (see is_commit_query), the offset in [data, data+size] just past its
-  // last byte.
-  void client_bytes(const char* data, std::size_t size, std::vector<std::size_t>& commit_ends);
+    // Client->server bytes, in order. Appends to `commit_ends`, for each simple-query ('Q') message
+    // recognised as a COMMIT (see is_commit_query), the offset in [data, data+size] just past its
+    // last byte.
+    void client_bytes(const char* data, std::size_t size, std::vector<std::size_t>& commit_ends);
 
-  // Server->client bytes, in order: only the answer to an SSLRequest/GSSENCRequest matters.
-  void server_bytes(const char* data, std::size_t size);
+    // Server->client bytes, in order: only the answer to an SSLRequest/GSSENCRequest matters.
+    void server_bytes(const char* data, std::size_t size);
 
-  Phase phase() const { return phase_; }
-  // Why the stream became `opaque` ("" otherwise).
-  const std::string& opaque_reason() const { return opaque_reason_; }
+    Phase phase() const { return phase_; }
+    // Why the stream became `opaque` ("" otherwise).
+    const std::string& opaque_reason() const { return opaque_reason_; }
 
- private:
-  void become_opaque(std::string reason);
-  // Called with the offset just past the end of the message that just completed.
-  void message_complete(std::size_t end, std::vector<std::size_t>& commit_ends);
+private:
+    void become_opaque(std::string reason);
+    // Called with the offset just past the end of the message that just completed.
+    void message_complete(std::size_t end, std::vector<std::size_t>& commit_ends);
 
-  Phase phase_ = Phase::startup;
-  std::string opaque_reason_;
-  unsigned char header_[8] = {};
-  std::size_t header_have_ = 0;
-  std::uint64_t body_remaining_ = 0;  // body bytes of the current message still to come
-  bool in_body_ = false;
-  bool capturing_ = false;            // keeping the body: a 'Q' short enough to be a COMMIT
-  std::string query_;
+    Phase phase_ = Phase::startup;
+    std::string opaque_reason_;
+    unsigned char header_[8] = {};
+    std::size_t header_have_ = 0;
+    std::uint64_t body_remaining_ = 0;  // body bytes of the current message still to come
+    bool in_body_ = false;
+    bool capturing_ = false;  // keeping the body: a 'Q' short enough to be a COMMIT
+    std::string query_;
 };
 
 // True for the text of a simple query that commits, compared trimmed and case-insensitively:

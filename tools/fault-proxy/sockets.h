@@ -11,8 +11,8 @@ namespace tributary::fault_proxy {
 // Thin helpers over BSD sockets. Every descriptor they make is non-blocking and close-on-exec.
 
 struct SocketAddress {
-  sockaddr_storage storage{};
-  socklen_t length = 0;
+    sockaddr_storage storage{};
+    socklen_t length = 0;
 };
 
 // Resolves HOST:PORT for TCP (the first address getaddrinfo gives); error text in `error`.

@@ -33,26 +33,26 @@ constexpr std::array<std::pair<FaultMode, std::string_view>, 21> kModes{{
 }  // namespace
 
 std::optional<FaultMode> parse_fault_mode(std::string_view name) {
-  for (const auto& [mode, text] : kModes) {
-    if (text == name) return mode;
-  }
-  return std::nullopt;
+    for (const auto& [mode, text] : kModes) {
+        if (text == name) return mode;
+    }
+    return std::nullopt;
 }
 
 std::string_view fault_mode_name(FaultMode mode) {
-  for (const auto& [m, text] : kModes) {
-    if (m == mode) return text;
-  }
-  return "unknown";
+    for (const auto& [m, text] : kModes) {
+        if (m == mode) return text;
+    }
+    return "unknown";
 }
 
 std::string fault_mode_list() {
-  std::string out;
-  for (const auto& entry : kModes) {
-    if (!out.empty()) out += ", ";
-    out += entry.second;
-  }
-  return out;
+    std::string out;
+    for (const auto& entry : kModes) {
+        if (!out.empty()) out += ", ";
+        out += entry.second;
+    }
+    return out;
 }
 
 }  // namespace tributary::source_server

@@ -14,28 +14,28 @@ namespace tributary::source_server {
 // `max_events` (0 = no cap). Events are stamped with the wall-clock time at which they
 // become visible, so created_at_us measures real end-to-end latency.
 class Producer {
- public:
-  Producer(SourceSet& sources, std::int64_t backlog, double rate, std::int64_t max_events);
-  ~Producer();
-  Producer(const Producer&) = delete;
-  Producer& operator=(const Producer&) = delete;
+public:
+    Producer(SourceSet& sources, std::int64_t backlog, double rate, std::int64_t max_events);
+    ~Producer();
+    Producer(const Producer&) = delete;
+    Producer& operator=(const Producer&) = delete;
 
-  void start();
-  void stop();
+    void start();
+    void stop();
 
- private:
-  void run();
-  std::int64_t target_at(std::chrono::steady_clock::time_point t) const;
+private:
+    void run();
+    std::int64_t target_at(std::chrono::steady_clock::time_point t) const;
 
-  SourceSet& sources_;
-  const std::int64_t backlog_;
-  const double rate_;
-  const std::int64_t max_events_;
-  std::chrono::steady_clock::time_point start_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+    SourceSet& sources_;
+    const std::int64_t backlog_;
+    const double rate_;
+    const std::int64_t max_events_;
+    std::chrono::steady_clock::time_point start_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    std::thread thread_;
 };
 
 }  // namespace tributary::source_server

@@ -15,14 +15,12 @@ void connection_waited(std::int64_t accepted_us) { t_waited_accept_us = accepted
 void connection_finished() { t_waited_accept_us = 0; }
 
 std::int64_t stamp_request_arrival() {
-  std::int64_t now = realtime_us();
-  t_arrival_us = t_waited_accept_us != 0 ? t_waited_accept_us : now;
-  t_waited_accept_us = 0;
-  return t_arrival_us;
+    std::int64_t now = realtime_us();
+    t_arrival_us = t_waited_accept_us != 0 ? t_waited_accept_us : now;
+    t_waited_accept_us = 0;
+    return t_arrival_us;
 }
 
-std::int64_t request_arrival_us() {
-  return t_arrival_us != 0 ? t_arrival_us : realtime_us();
-}
+std::int64_t request_arrival_us() { return t_arrival_us != 0 ? t_arrival_us : realtime_us(); }
 
 }  // namespace tributary::source_server

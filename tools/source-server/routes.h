@@ -12,11 +12,11 @@
 namespace tributary::source_server {
 
 struct ServerContext {
-  SourceSet& sources;
-  const EventGenerator& generator;
-  RequestLog& log;
-  const PoolStats& pool;
-  const std::atomic<bool>& stopping;
+    SourceSet& sources;
+    const EventGenerator& generator;
+    RequestLog& log;
+    const PoolStats& pool;
+    const std::atomic<bool>& stopping;
 };
 
 // GET  /sources/NAME/events?after_id=A&limit=L   the source protocol (docs/design.md §3)
