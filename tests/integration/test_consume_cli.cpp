@@ -180,7 +180,15 @@ TEST_CASE("consume: a poison event goes to the dead letters after exactly max-de
                                 rig.path("out");
 
     auto consumer = start_consumer(rig, "g", {"--batch", "5", "--exec", command});
-    REQUIRE(wait_until([&] { return rig.group("g")["dead_letters"] == 1; }, 60s));
+    // Settled: the poison dead, and its batch's neighbours, retried one by one with backoff, done
+    // (stopping at the first dead letter could cut a neighbour's retry short).
+    REQUIRE(wait_until(
+        [&] {
+            const auto g = rig.group("g");
+            return g["dead_letters"] == 1 && g["retries_waiting"] == 0 && g["batches_in_flight"] == 0 &&
+                   g["events_behind"] == 0;
+        },
+        60s));
     consumer->signal(SIGTERM);
     REQUIRE(consumer->wait_for(30s) == 0);
 
