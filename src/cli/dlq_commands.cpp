@@ -66,10 +66,8 @@ void add_dlq_commands(CLI::App& app, const GlobalOptions& global, Action& action
             postgres::PostgresSession session(global.database_url());
             postgres::PostgresGroupAdmin admin(session);
             const auto rows = admin.dead_letters(*group);
-            if (*json)
-                print_json(rows);
-            else
-                print_table(rows);
+            if (*json) print_json(rows);
+            else print_table(rows);
             return 0;
         };
     });

@@ -30,12 +30,9 @@ std::string interval_of(const std::string& duration) {
 std::string age(const std::optional<double>& seconds) {
     if (!seconds) return "-";
     std::ostringstream out;
-    if (*seconds < 60)
-        out << std::fixed << std::setprecision(1) << *seconds << "s";
-    else if (*seconds < 3600)
-        out << static_cast<long>(*seconds / 60) << "m";
-    else
-        out << static_cast<long>(*seconds / 3600) << "h";
+    if (*seconds < 60) out << std::fixed << std::setprecision(1) << *seconds << "s";
+    else if (*seconds < 3600) out << static_cast<long>(*seconds / 60) << "m";
+    else out << static_cast<long>(*seconds / 3600) << "h";
     return out.str();
 }
 
@@ -132,10 +129,8 @@ void add_list(CLI::App& group, const GlobalOptions& global, Action& action) {
         action = [&global, json] {
             return with_admin(global, [&](postgres::PostgresGroupAdmin& admin) {
                 const auto rows = admin.status();
-                if (*json)
-                    print_json(rows);
-                else
-                    print_table(rows);
+                if (*json) print_json(rows);
+                else print_table(rows);
                 return 0;
             });
         };

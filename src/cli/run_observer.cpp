@@ -50,10 +50,8 @@ void RunObserver::database_changed(bool reachable, const std::string& why) {
 void RunObserver::lock_stranger(const Source& source, const std::optional<LockHolder>& holder) {
     {
         std::lock_guard<std::mutex> guard(mutex_);
-        if (holder)
-            strangers_[source.name] = *holder;
-        else
-            strangers_.erase(source.name);
+        if (holder) strangers_[source.name] = *holder;
+        else strangers_.erase(source.name);
     }
     if (metrics_) metrics_->lock_stranger(source, holder);
 }

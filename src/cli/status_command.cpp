@@ -19,12 +19,9 @@ std::string state_of(const postgres::SourceStatus& s) { return s.enabled ? s.sta
 std::string ago(const std::optional<double>& seconds) {
     if (!seconds) return "-";
     std::ostringstream out;
-    if (*seconds < 60)
-        out << std::fixed << std::setprecision(1) << *seconds << "s ago";
-    else if (*seconds < 3600)
-        out << static_cast<long>(*seconds / 60) << "m ago";
-    else
-        out << static_cast<long>(*seconds / 3600) << "h ago";
+    if (*seconds < 60) out << std::fixed << std::setprecision(1) << *seconds << "s ago";
+    else if (*seconds < 3600) out << static_cast<long>(*seconds / 60) << "m ago";
+    else out << static_cast<long>(*seconds / 3600) << "h ago";
     return out.str();
 }
 
@@ -123,10 +120,8 @@ void add_status_command(CLI::App& app, const GlobalOptions& global, Action& acti
         action = [&global, json] {
             postgres::PostgresSession session(global.database_url());
             const auto rows = postgres::PostgresSourceRegistry(session).status();
-            if (*json)
-                print_json(rows);
-            else
-                print_table(rows);
+            if (*json) print_json(rows);
+            else print_table(rows);
             return 0;
         };
     });

@@ -80,10 +80,8 @@ int tail(const GlobalOptions& global, const TailOptions& options) {
         }
         // Caught up with the watermark.
         if (!options.follow) break;
-        if (hints)
-            hints->wait(idle.next());
-        else
-            stop.wait_for(idle.next());
+        if (hints) hints->wait(idle.next());
+        else stop.wait_for(idle.next());
         if (!events.empty()) idle.reset();
     }
     return 0;

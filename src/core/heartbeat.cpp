@@ -86,10 +86,8 @@ void Heartbeat::loop() {
         auto wake = now + every_;
         for (const auto& [key, entry] : entries_) {
             if (entry.lost) continue;
-            if (entry.next_due <= now)
-                due.push_back(Due{key, entry.batch_id, entry.token});
-            else
-                wake = std::min(wake, entry.next_due);
+            if (entry.next_due <= now) due.push_back(Due{key, entry.batch_id, entry.token});
+            else wake = std::min(wake, entry.next_due);
         }
         if (due.empty()) {
             changed_.wait_until(lock, wake);

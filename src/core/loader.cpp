@@ -14,25 +14,19 @@ namespace {
 
 FailureClass failure_class(FetchResult::Cause cause) {
     switch (cause) {
-        case FetchResult::Cause::http_status:
-            return FailureClass::http_status;
-        case FetchResult::Cause::invalid_batch:
-            return FailureClass::invalid_batch;
+        case FetchResult::Cause::http_status: return FailureClass::http_status;
+        case FetchResult::Cause::invalid_batch: return FailureClass::invalid_batch;
         case FetchResult::Cause::network:
-        case FetchResult::Cause::none:
-            break;
+        case FetchResult::Cause::none: break;
     }
     return FailureClass::network;
 }
 
 SlotClose::Failure slot_failure(FetchResult::Status status) {
     switch (status) {
-        case FetchResult::Status::throttled:
-            return SlotClose::Failure::throttled;
-        case FetchResult::Status::failing:
-            return SlotClose::Failure::failing;
-        default:
-            return SlotClose::Failure::transient;
+        case FetchResult::Status::throttled: return SlotClose::Failure::throttled;
+        case FetchResult::Status::failing: return SlotClose::Failure::failing;
+        default: return SlotClose::Failure::transient;
     }
 }
 
@@ -40,50 +34,34 @@ SlotClose::Failure slot_failure(FetchResult::Status status) {
 
 const char* to_string(FailureClass c) {
     switch (c) {
-        case FailureClass::none:
-            return "none";
-        case FailureClass::network:
-            return "network";
-        case FailureClass::http_status:
-            return "http_status";
-        case FailureClass::invalid_batch:
-            return "invalid_batch";
-        case FailureClass::store:
-            return "store";
+        case FailureClass::none: return "none";
+        case FailureClass::network: return "network";
+        case FailureClass::http_status: return "http_status";
+        case FailureClass::invalid_batch: return "invalid_batch";
+        case FailureClass::store: return "store";
     }
     return "unknown";
 }
 
 const char* to_string(StoreConflict c) {
     switch (c) {
-        case StoreConflict::none:
-            return "none";
-        case StoreConflict::cursor_moved:
-            return "cursor_moved";
-        case StoreConflict::duplicate_ids:
-            return "duplicate_ids";
+        case StoreConflict::none: return "none";
+        case StoreConflict::cursor_moved: return "cursor_moved";
+        case StoreConflict::duplicate_ids: return "duplicate_ids";
     }
     return "unknown";
 }
 
 const char* to_string(SourceOutcome outcome) {
     switch (outcome) {
-        case SourceOutcome::stored:
-            return "stored";
-        case SourceOutcome::empty:
-            return "empty";
-        case SourceOutcome::failed:
-            return "failed";
-        case SourceOutcome::conflict:
-            return "conflict";
-        case SourceOutcome::locked:
-            return "locked";
-        case SourceOutcome::not_due:
-            return "not_due";
-        case SourceOutcome::backing_off:
-            return "backing_off";
-        case SourceOutcome::stopped:
-            return "stopped";
+        case SourceOutcome::stored: return "stored";
+        case SourceOutcome::empty: return "empty";
+        case SourceOutcome::failed: return "failed";
+        case SourceOutcome::conflict: return "conflict";
+        case SourceOutcome::locked: return "locked";
+        case SourceOutcome::not_due: return "not_due";
+        case SourceOutcome::backing_off: return "backing_off";
+        case SourceOutcome::stopped: return "stopped";
     }
     return "unknown";
 }
@@ -92,29 +70,14 @@ void PassSummary::add(const TurnReport& turn) {
     ++sources;
     events_stored += turn.events;
     switch (turn.outcome) {
-        case SourceOutcome::stored:
-            ++stored;
-            break;
-        case SourceOutcome::empty:
-            ++empty;
-            break;
-        case SourceOutcome::failed:
-            ++failed;
-            break;
-        case SourceOutcome::conflict:
-            ++conflict;
-            break;
-        case SourceOutcome::locked:
-            ++locked;
-            break;
-        case SourceOutcome::not_due:
-            ++not_due;
-            break;
-        case SourceOutcome::backing_off:
-            ++backing_off;
-            break;
-        case SourceOutcome::stopped:
-            break;
+        case SourceOutcome::stored: ++stored; break;
+        case SourceOutcome::empty: ++empty; break;
+        case SourceOutcome::failed: ++failed; break;
+        case SourceOutcome::conflict: ++conflict; break;
+        case SourceOutcome::locked: ++locked; break;
+        case SourceOutcome::not_due: ++not_due; break;
+        case SourceOutcome::backing_off: ++backing_off; break;
+        case SourceOutcome::stopped: break;
     }
 }
 
@@ -167,21 +130,15 @@ TurnReport Loader::load_source(const Source& source) {
     // The lease starts when the database runs the claim, a moment after this.
     const auto claimed_at = ports_.clock.now();
     const auto claim = ports_.turn.claim(source);
-    if (claim.decision == SourceTurn::Decision::locked)
-        note_locked(source);
-    else
-        note_not_locked(source);
+    if (claim.decision == SourceTurn::Decision::locked) note_locked(source);
+    else note_not_locked(source);
     switch (claim.decision) {
-        case SourceTurn::Decision::locked:
-            return {SourceOutcome::locked};
+        case SourceTurn::Decision::locked: return {SourceOutcome::locked};
         // Asked lately, by any worker of any process, and it had nothing then:
         // as good as asked now, for deciding that everything is loaded.
-        case SourceTurn::Decision::not_due:
-            return {claim.drained ? SourceOutcome::empty : SourceOutcome::not_due};
-        case SourceTurn::Decision::backing_off:
-            return {SourceOutcome::backing_off};
-        case SourceTurn::Decision::pass:
-            break;
+        case SourceTurn::Decision::not_due: return {claim.drained ? SourceOutcome::empty : SourceOutcome::not_due};
+        case SourceTurn::Decision::backing_off: return {SourceOutcome::backing_off};
+        case SourceTurn::Decision::pass: break;
     }
     // From here on this worker holds the source; every path closes the slot,
     // and the close lets the lock go.
@@ -340,15 +297,9 @@ TurnReport Loader::record_failure(const Source& source, const SourceTurn::Claim&
     const int failures = claim.consecutive_failures + 1;
     std::chrono::milliseconds delay;
     switch (result.status) {
-        case FetchResult::Status::throttled:
-            delay = result.retry_after;
-            break;
-        case FetchResult::Status::failing:
-            delay = backoff_.failing(failures);
-            break;
-        default:
-            delay = backoff_.transient(failures);
-            break;
+        case FetchResult::Status::throttled: delay = result.retry_after; break;
+        case FetchResult::Status::failing: delay = backoff_.failing(failures); break;
+        default: delay = backoff_.transient(failures); break;
     }
     delay = std::max(delay, source.interval);
     spdlog::warn("source={} worker={} fetch {} (failure {} in a row), next try in {} ms: {}", source.name,

@@ -13,10 +13,8 @@ public:
     explicit SystemClock(StopSignal& stop, Wakeup* wakeup = nullptr) : stop_(stop), wakeup_(wakeup) {}
     time_point now() const override { return std::chrono::steady_clock::now(); }
     void sleep_for(duration d) override {
-        if (wakeup_)
-            wakeup_->wait(std::chrono::ceil<std::chrono::milliseconds>(d));
-        else
-            stop_.wait_for(d);
+        if (wakeup_) wakeup_->wait(std::chrono::ceil<std::chrono::milliseconds>(d));
+        else stop_.wait_for(d);
     }
 
 private:

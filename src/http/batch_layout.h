@@ -37,18 +37,12 @@ constexpr std::size_t kLongestFieldName = 9;
 /// How messages name a field.
 constexpr const char* field_name(BatchField field) {
     switch (field) {
-        case BatchField::records:
-            return "events";
-        case BatchField::remaining:
-            return "remaining";
-        case BatchField::head_id:
-            return "head_id";
-        case BatchField::id:
-            return "id";
-        case BatchField::payload:
-            return "payload";
-        case BatchField::none:
-            break;
+        case BatchField::records: return "events";
+        case BatchField::remaining: return "remaining";
+        case BatchField::head_id: return "head_id";
+        case BatchField::id: return "id";
+        case BatchField::payload: return "payload";
+        case BatchField::none: break;
     }
     return "";
 }

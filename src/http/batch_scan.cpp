@@ -71,17 +71,12 @@ public:
     void name(const JsonString& name) override {
         member_ = BatchField::none;
         switch (roles_.empty() ? Role::other : roles_.back()) {
-            case Role::envelope:
-                member_ = envelope_member(name);
-                break;
-            case Role::record:
-                member_ = record_member(name);
-                break;
+            case Role::envelope: member_ = envelope_member(name); break;
+            case Role::record: member_ = record_member(name); break;
             case Role::payload:
                 if (name.has_nul) payload_nul("a key");
                 break;
-            default:
-                break;
+            default: break;
         }
     }
 
@@ -90,8 +85,7 @@ public:
     void close(std::size_t end) override {
         const Role role = roles_.back();
         roles_.pop_back();
-        if (role == Role::record)
-            finish_event();
+        if (role == Role::record) finish_event();
         else if (role == Role::payload && !roles_.empty() && roles_.back() == Role::record)
             event_.payload_end = end;  // the payload itself, not a value inside it
     }
@@ -111,33 +105,21 @@ private:
         }
         const BatchField member = std::exchange(member_, BatchField::none);
         switch (roles_.back()) {
-            case Role::envelope:
-                return envelope_value(member, kind, begin, end);
-            case Role::records:
-                return element(kind);
-            case Role::record:
-                return event_value(member, kind, begin, end);
-            case Role::payload:
-                return Role::payload;
-            case Role::other:
-                break;
+            case Role::envelope: return envelope_value(member, kind, begin, end);
+            case Role::records: return element(kind);
+            case Role::record: return event_value(member, kind, begin, end);
+            case Role::payload: return Role::payload;
+            case Role::other: break;
         }
         return Role::other;
     }
 
     Role envelope_value(BatchField member, JsonKind kind, std::size_t begin, std::size_t end) {
         switch (member) {
-            case BatchField::records:
-                out_.records = kind;
-                return kind == JsonKind::array ? Role::records : Role::other;
-            case BatchField::remaining:
-                out_.remaining = backlog_number(kind, begin, end);
-                break;
-            case BatchField::head_id:
-                out_.head_id = backlog_number(kind, begin, end);
-                break;
-            default:
-                break;
+            case BatchField::records: out_.records = kind; return kind == JsonKind::array ? Role::records : Role::other;
+            case BatchField::remaining: out_.remaining = backlog_number(kind, begin, end); break;
+            case BatchField::head_id: out_.head_id = backlog_number(kind, begin, end); break;
+            default: break;
         }
         return Role::other;
     }

@@ -107,10 +107,8 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 std::string request_url(const std::string& base, std::int64_t after_id, int limit) {
     // A fragment is never sent to the server, and the query must precede it.
     std::string url = base.substr(0, base.find('#'));
-    if (url.find('?') == std::string::npos)
-        url += '?';
-    else if (url.back() != '?' && url.back() != '&')
-        url += '&';
+    if (url.find('?') == std::string::npos) url += '?';
+    else if (url.back() != '?' && url.back() != '&') url += '&';
     return url + fmt::format("after_id={}&limit={}", after_id, limit);
 }
 
@@ -190,50 +188,28 @@ CURLcode set_options(CURL* easy, const std::string& url, const Endpoint& endpoin
 
 std::string reason_phrase(long code) {
     switch (code) {
-        case 204:
-            return " No Content";
-        case 301:
-            return " Moved Permanently";
-        case 302:
-            return " Found";
-        case 303:
-            return " See Other";
-        case 304:
-            return " Not Modified";
-        case 307:
-            return " Temporary Redirect";
-        case 308:
-            return " Permanent Redirect";
-        case 400:
-            return " Bad Request";
-        case 401:
-            return " Unauthorized";
-        case 403:
-            return " Forbidden";
-        case 404:
-            return " Not Found";
-        case 405:
-            return " Method Not Allowed";
-        case 406:
-            return " Not Acceptable";
-        case 408:
-            return " Request Timeout";
-        case 410:
-            return " Gone";
-        case 429:
-            return " Too Many Requests";
-        case 500:
-            return " Internal Server Error";
-        case 501:
-            return " Not Implemented";
-        case 502:
-            return " Bad Gateway";
-        case 503:
-            return " Service Unavailable";
-        case 504:
-            return " Gateway Timeout";
-        default:
-            return "";
+        case 204: return " No Content";
+        case 301: return " Moved Permanently";
+        case 302: return " Found";
+        case 303: return " See Other";
+        case 304: return " Not Modified";
+        case 307: return " Temporary Redirect";
+        case 308: return " Permanent Redirect";
+        case 400: return " Bad Request";
+        case 401: return " Unauthorized";
+        case 403: return " Forbidden";
+        case 404: return " Not Found";
+        case 405: return " Method Not Allowed";
+        case 406: return " Not Acceptable";
+        case 408: return " Request Timeout";
+        case 410: return " Gone";
+        case 429: return " Too Many Requests";
+        case 500: return " Internal Server Error";
+        case 501: return " Not Implemented";
+        case 502: return " Bad Gateway";
+        case 503: return " Service Unavailable";
+        case 504: return " Gateway Timeout";
+        default: return "";
     }
 }
 

@@ -112,22 +112,17 @@ private:
         if (pos_ == end_) return fail_here("a value");
         const std::size_t begin = pos_;
         switch (text_[pos_]) {
-            case '{':
-                return open(JsonKind::object);
-            case '[':
-                return open(JsonKind::array);
+            case '{': return open(JsonKind::object);
+            case '[': return open(JsonKind::array);
             case '"': {
                 JsonString string;
                 if (!read_string(string)) return false;
                 visitor_.scalar(JsonKind::string, begin, pos_, &string);
                 return true;
             }
-            case 't':
-                return literal("true", JsonKind::boolean);
-            case 'f':
-                return literal("false", JsonKind::boolean);
-            case 'n':
-                return literal("null", JsonKind::null);
+            case 't': return literal("true", JsonKind::boolean);
+            case 'f': return literal("false", JsonKind::boolean);
+            case 'n': return literal("null", JsonKind::null);
             default: {
                 bool integer = true;
                 if (!read_number(integer)) return false;
@@ -190,10 +185,8 @@ private:
     bool read_number(bool& integer) {
         if (text_[pos_] == '-') ++pos_;
         if (pos_ == end_ || !is_digit(text_[pos_])) return fail_here("a value");
-        if (text_[pos_] == '0')
-            ++pos_;
-        else if (!digits())
-            return false;
+        if (text_[pos_] == '0') ++pos_;
+        else if (!digits()) return false;
         if (pos_ < end_ && text_[pos_] == '.') {
             ++pos_;
             integer = false;
@@ -259,13 +252,9 @@ private:
             case 'f':
             case 'n':
             case 'r':
-            case 't':
-                pos_ += 2;
-                return true;
-            case 'u':
-                break;
-            default:
-                return fail(pos_, fmt::format("invalid escape \\{} in a string", shown_byte(text_[pos_ + 1])));
+            case 't': pos_ += 2; return true;
+            case 'u': break;
+            default: return fail(pos_, fmt::format("invalid escape \\{} in a string", shown_byte(text_[pos_ + 1])));
         }
         const long unit = unicode_escape(pos_);
         if (unit < 0) return fail(pos_, "invalid \\u escape in a string (four hexadecimal digits expected)");
@@ -366,21 +355,11 @@ std::optional<std::string> decoded_json_string(const JsonString& string, std::si
         }
         const char kind = raw[++i];
         switch (kind) {
-            case 'b':
-                out += '\b';
-                break;
-            case 'f':
-                out += '\f';
-                break;
-            case 'n':
-                out += '\n';
-                break;
-            case 'r':
-                out += '\r';
-                break;
-            case 't':
-                out += '\t';
-                break;
+            case 'b': out += '\b'; break;
+            case 'f': out += '\f'; break;
+            case 'n': out += '\n'; break;
+            case 'r': out += '\r'; break;
+            case 't': out += '\t'; break;
             case 'u': {
                 unsigned long code = hex4(raw.substr(i + 1, 4));
                 i += 4;
@@ -391,9 +370,7 @@ std::optional<std::string> decoded_json_string(const JsonString& string, std::si
                 append_utf8(out, code);
                 break;
             }
-            default:
-                out += kind;
-                break;  // " \ /
+            default: out += kind; break;  // " \ /
         }
     }
     if (out.size() > max_bytes) return std::nullopt;

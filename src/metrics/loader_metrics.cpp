@@ -165,19 +165,14 @@ void LoaderMetrics::turn_done(const Source& source, const TurnReport& turn) {
     std::lock_guard<std::mutex> guard(mutex_);
     PerSource& m = per_source(source.name);
     switch (turn.outcome) {
-        case SourceOutcome::locked:
-            m.lock_skips->Increment();
-            break;
+        case SourceOutcome::locked: m.lock_skips->Increment(); break;
         case SourceOutcome::not_due:
-        case SourceOutcome::backing_off:
-            m.gate_skips->Increment();
-            break;
+        case SourceOutcome::backing_off: m.gate_skips->Increment(); break;
         case SourceOutcome::stored:
             m.events->Increment(static_cast<double>(turn.events));
             m.batches->Increment();
             break;
-        default:
-            break;
+        default: break;
     }
     if (turn.failure != FailureClass::none) m.errors[turn.failure]->Increment();
     if (turn.store_conflict != StoreConflict::none) m.conflicts[turn.store_conflict]->Increment();

@@ -290,12 +290,9 @@ MHD_Result MetricsServer::State::start_nudge(MHD_Connection* connection, Request
 
 Answer MetricsServer::State::nudged(const std::string& source) const {
     switch (nudge(source)) {
-        case NudgeOutcome::nudged:
-            return {200, "nudged " + source + "\n"};
-        case NudgeOutcome::unknown_source:
-            return {404, "no source named " + source + "\n"};
-        case NudgeOutcome::unavailable:
-            break;
+        case NudgeOutcome::nudged: return {200, "nudged " + source + "\n"};
+        case NudgeOutcome::unknown_source: return {404, "no source named " + source + "\n"};
+        case NudgeOutcome::unavailable: break;
     }
     return {503, "database unreachable, try again\n"};
 }

@@ -78,12 +78,9 @@ constexpr int kAttempts = 4;
 
 const char* state_name(SlotClose::Failure kind) {
     switch (kind) {
-        case SlotClose::Failure::throttled:
-            return "throttled";
-        case SlotClose::Failure::failing:
-            return "failing";
-        case SlotClose::Failure::transient:
-            break;
+        case SlotClose::Failure::throttled: return "throttled";
+        case SlotClose::Failure::failing: return "failing";
+        case SlotClose::Failure::transient: break;
     }
     return "transient";
 }
@@ -184,18 +181,10 @@ void append_copy_field(std::string& out, const std::string& text) {
         out.append(run, static_cast<std::size_t>(p - run));
         if (p == end) break;
         switch (*p++) {
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            default:
-                out += "\\t";
-                break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            default: out += "\\t"; break;
         }
     }
 }

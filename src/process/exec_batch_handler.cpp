@@ -54,10 +54,8 @@ private:
         if (poll(fds.data(), fds.size(), blind ? 5 : kPollMs) <= 0) return;
         for (const auto& p : fds) {
             if (!p.revents) continue;
-            if (p.fd == child_.stdin_fd())
-                write_some();
-            else if (p.fd == child_.stderr_fd())
-                read_stderr();
+            if (p.fd == child_.stdin_fd()) write_some();
+            else if (p.fd == child_.stderr_fd()) read_stderr();
         }
     }
 
@@ -78,10 +76,8 @@ private:
     void read_stderr() {
         char buffer[8192];
         const ssize_t n = ::read(child_.stderr_fd(), buffer, sizeof buffer);
-        if (n > 0)
-            tail_.append(buffer, static_cast<std::size_t>(n));
-        else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-            child_.close_stderr();
+        if (n > 0) tail_.append(buffer, static_cast<std::size_t>(n));
+        else if (n == 0 || (errno != EAGAIN && errno != EINTR)) child_.close_stderr();
     }
 
     /// Reads what is buffered without waiting: a grandchild may hold the

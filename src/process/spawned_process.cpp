@@ -132,10 +132,8 @@ int SpawnedProcess::wait() {
     while (!status_) {
         int status = 0;
         const pid_t r = waitpid(pid_, &status, 0);
-        if (r == pid_)
-            status_ = status;
-        else if (r < 0 && errno != EINTR)
-            status_ = 0;  // not our child any more: nothing to wait for
+        if (r == pid_) status_ = status;
+        else if (r < 0 && errno != EINTR) status_ = 0;  // not our child any more: nothing to wait for
     }
     return *status_;
 }

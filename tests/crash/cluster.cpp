@@ -45,10 +45,8 @@ Cluster::Cluster(std::string pg_tmp) : pg_tmp_(std::move(pg_tmp)) {
 Cluster::~Cluster() {
     try {
         const auto stopped = run_to_end({pg_tmp_, "stop", dir_}, std::chrono::minutes(2));
-        if (stopped.code != 0)
-            say("pg-tmp stop failed: " + tail_lines(stopped.err, 5));
-        else
-            say("stopped the cluster and removed " + dir_);
+        if (stopped.code != 0) say("pg-tmp stop failed: " + tail_lines(stopped.err, 5));
+        else say("stopped the cluster and removed " + dir_);
     } catch (const std::exception& e) {
         say(std::string("pg-tmp stop failed: ") + e.what());
     }

@@ -179,10 +179,8 @@ int run(const RunOptions& o) {
     figures.push_back("whole run " + fixed(elapsed_s()) + " s, seed " + std::to_string(o.seed));
     print_final_table(tally, events_checked, figures);
     const bool pass = tally.total_anomalies() == 0;
-    if (pass && !o.keep_logs && o.log_dir.empty())
-        std::filesystem::remove_all(log_dir);
-    else
-        std::cout << "logs kept in " << log_dir << "\n";
+    if (pass && !o.keep_logs && o.log_dir.empty()) std::filesystem::remove_all(log_dir);
+    else std::cout << "logs kept in " << log_dir << "\n";
     return pass ? 0 : 1;
 }
 

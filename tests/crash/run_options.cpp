@@ -56,32 +56,19 @@ RunOptions parse_run_options(int argc, char** argv) {
         if (i + 1 >= argc) usage_error(flag + " needs a value");
         const std::string value = argv[++i];
         try {
-            if (flag == "--duration")
-                o.duration_s = std::stoi(value);
-            else if (flag == "--seed")
-                o.seed = std::stoull(value), o.seed_given = true;
-            else if (flag == "--loaders")
-                o.loaders = std::stoi(value);
-            else if (flag == "--workers")
-                o.workers = std::stoi(value);
-            else if (flag == "--proxy")
-                o.proxy = value;
-            else if (flag == "--fault-point-probability")
-                o.fault_point_probability = std::stod(value);
-            else if (flag == "--drain-timeout")
-                o.drain_timeout_s = std::stoi(value);
-            else if (flag == "--healthy")
-                o.healthy = std::stoi(value);
-            else if (flag == "--hostile")
-                o.hostile = std::stoi(value);
-            else if (flag == "--backlog")
-                o.backlog = std::stoi(value);
-            else if (flag == "--rate")
-                o.rate = std::stod(value);
-            else if (flag == "--log-dir")
-                o.log_dir = value;
-            else
-                usage_error("unknown option " + flag);
+            if (flag == "--duration") o.duration_s = std::stoi(value);
+            else if (flag == "--seed") o.seed = std::stoull(value), o.seed_given = true;
+            else if (flag == "--loaders") o.loaders = std::stoi(value);
+            else if (flag == "--workers") o.workers = std::stoi(value);
+            else if (flag == "--proxy") o.proxy = value;
+            else if (flag == "--fault-point-probability") o.fault_point_probability = std::stod(value);
+            else if (flag == "--drain-timeout") o.drain_timeout_s = std::stoi(value);
+            else if (flag == "--healthy") o.healthy = std::stoi(value);
+            else if (flag == "--hostile") o.hostile = std::stoi(value);
+            else if (flag == "--backlog") o.backlog = std::stoi(value);
+            else if (flag == "--rate") o.rate = std::stod(value);
+            else if (flag == "--log-dir") o.log_dir = value;
+            else usage_error("unknown option " + flag);
         } catch (const std::logic_error&) {
             usage_error("bad value for " + flag + ": " + value);
         }

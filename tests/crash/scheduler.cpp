@@ -124,8 +124,7 @@ bool Scheduler::inject(Kind kind) {
             say("kill -9 " + supervisor_.spec(i).name);
             return true;
         }
-        case Kind::pause:
-            return pause_loader();
+        case Kind::pause: return pause_loader();
         case Kind::terminate_lock_holders: {
             const bool all = std::bernoulli_distribution(0.5)(random_);
             const int n = cluster_.terminate_lock_holders(all);
@@ -136,10 +135,8 @@ bool Scheduler::inject(Kind kind) {
                 " advisory lock holders: " + std::to_string(n));
             return true;
         }
-        case Kind::pg_restart:
-            return restart_database();
-        case Kind::hostile:
-            return begin_hostile();
+        case Kind::pg_restart: return restart_database();
+        case Kind::hostile: return begin_hostile();
         case Kind::sigterm: {
             // Not while the proxy stalls sessions: a stop waits for the batch
             // being stored, and a blackholed COMMIT can take minutes to fail.
@@ -150,8 +147,7 @@ bool Scheduler::inject(Kind kind) {
             say("SIGTERM " + supervisor_.spec(i).name);
             return true;
         }
-        default:
-            return proxy_fault(kind);
+        default: return proxy_fault(kind);
     }
 }
 
@@ -260,8 +256,7 @@ bool Scheduler::proxy_fault(Kind kind) {
             tally_.fault("proxy blackhole");
             return true;
         }
-        default:
-            return false;
+        default: return false;
     }
 }
 

@@ -424,10 +424,8 @@ TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries;
     auto batch = consumer.read_soon();
     REQUIRE(batch.seqs.size() == 10);
     REQUIRE(batch.holds(poison));
-    if (partial_acks)
-        CHECK(consumer.ack(batch, {poison}, "poison"));
-    else
-        CHECK(consumer.fail(batch, "poison"));
+    if (partial_acks) CHECK(consumer.ack(batch, {poison}, "poison"));
+    else CHECK(consumer.fail(batch, "poison"));
 
     // Backoff: the retries are due later, within retry_base for a first failure, each at its own time.
     const auto waiting = std::to_string(partial_acks ? 1 : 10);
@@ -448,10 +446,8 @@ TEST_CASE("a poison event goes to the dead letters after exactly max_deliveries;
         REQUIRE(batch.seqs.size() == 1);  // retried singly
         ++deliveries[batch.seqs[0]];
         CHECK(batch.delivery == deliveries[batch.seqs[0]]);
-        if (batch.seqs[0] == poison)
-            CHECK(consumer.fail(batch, "poison again"));
-        else
-            CHECK(consumer.ack(batch));
+        if (batch.seqs[0] == poison) CHECK(consumer.fail(batch, "poison again"));
+        else CHECK(consumer.ack(batch));
     }
     CHECK(deliveries[poison] == 3);
     for (const auto& [seq, count] : deliveries)

@@ -191,10 +191,8 @@ TEST_CASE("CurlEventFetcher sends the source's headers and never repeats their v
     Seen seen;
     server.http().Get("/events", [&](const httplib::Request& req, httplib::Response& res) {
         seen.record(req);
-        if (req.get_header_value("X-Api-Key") == "s3cret")
-            reply(res, 200, kTwoEvents);
-        else
-            reply(res, 401, "who are you?", "text/plain");
+        if (req.get_header_value("X-Api-Key") == "s3cret") reply(res, 200, kTwoEvents);
+        else reply(res, 401, "who are you?", "text/plain");
     });
     server.start();
     StopSignal stop;

@@ -65,9 +65,7 @@ void FakeSourceTurn::apply(const Source& source, const SlotClose& close) {
     if (close.lease != gate.lease || close.lease == gate.closed_lease) return;
     gate.closed_lease = close.lease;
     switch (close.kind) {
-        case SlotClose::Kind::released:
-            gate.next_allowed = clock_.now() + source.interval;
-            return;
+        case SlotClose::Kind::released: gate.next_allowed = clock_.now() + source.interval; return;
         case SlotClose::Kind::succeeded:
             gate.drained = close.drained;
             gate.empty_streak = close.drained ? gate.empty_streak + 1 : 0;

@@ -512,23 +512,15 @@ std::string without_tag(const char* what) {
 
 std::string describe(const json& v) {
     switch (v.type()) {
-        case json::value_t::null:
-            return "null";
-        case json::value_t::object:
-            return "an object";
-        case json::value_t::array:
-            return "an array";
-        case json::value_t::string:
-            return "a string";
-        case json::value_t::boolean:
-            return "a boolean";
-        case json::value_t::number_float:
-            return "a floating-point number";
+        case json::value_t::null: return "null";
+        case json::value_t::object: return "an object";
+        case json::value_t::array: return "an array";
+        case json::value_t::string: return "a string";
+        case json::value_t::boolean: return "a boolean";
+        case json::value_t::number_float: return "a floating-point number";
         case json::value_t::number_integer:
-        case json::value_t::number_unsigned:
-            return "an integer";
-        default:
-            return "an unexpected value";
+        case json::value_t::number_unsigned: return "an integer";
+        default: return "an unexpected value";
     }
 }
 
@@ -663,12 +655,9 @@ public:
         std::string out = chance(3) ? "\xEF\xBB\xBF" : "";
         out += ws();
         const int shape = pick(100);
-        if (shape < 25)
-            out += list(after_id);
-        else if (shape < 30)
-            out += value(2);
-        else
-            out += envelope(after_id);
+        if (shape < 25) out += list(after_id);
+        else if (shape < 30) out += value(2);
+        else out += envelope(after_id);
         out += ws();
         if (chance(8)) spoil(out);
         return out;
@@ -692,13 +681,10 @@ private:
     // document's head_id wrapped it to a negative number and overflowed.
     std::string backlog_value() {
         switch (pick(8)) {
-            case 0:
-                return "-" + std::to_string(pick(5));
+            case 0: return "-" + std::to_string(pick(5));
             case 1:
-            case 2:
-                return value(1);
-            default:
-                return std::to_string(pick(20));
+            case 2: return value(1);
+            default: return std::to_string(pick(20));
         }
     }
 
@@ -751,14 +737,10 @@ private:
 
     std::string value(int depth) {
         switch (depth > 0 ? pick(8) : pick(4)) {
-            case 0:
-                return number();
-            case 1:
-                return string();
-            case 2:
-                return std::vector<std::string>{"true", "false", "null"}[pick(3)];
-            case 3:
-                return chance(50) ? "[]" : "{}";
+            case 0: return number();
+            case 1: return string();
+            case 2: return std::vector<std::string>{"true", "false", "null"}[pick(3)];
+            case 3: return chance(50) ? "[]" : "{}";
             case 4:
             case 5: {
                 std::vector<std::string> elements;
@@ -794,10 +776,8 @@ private:
     void spoil(std::string& body) {
         if (body.empty()) return;
         const auto at = static_cast<std::size_t>(pick(static_cast<int>(body.size())));
-        if (chance(50))
-            body.resize(at);
-        else
-            body.insert(at, std::vector<std::string>{",", "]", "}", "x", "\"", "\xff"}[pick(6)]);
+        if (chance(50)) body.resize(at);
+        else body.insert(at, std::vector<std::string>{",", "]", "}", "x", "\"", "\xff"}[pick(6)]);
     }
 
     std::mt19937 rng_;
@@ -865,8 +845,7 @@ TEST_CASE("parse_batch says what the document-based parser said, on random bodie
         const auto cut = expected.error.find(nul);
         if (cut != std::string::npos)
             CHECK(got.error.substr(0, cut + nul.size()) == expected.error.substr(0, cut + nul.size()));
-        else
-            CHECK(same_message(got.error, expected.error));
+        else CHECK(same_message(got.error, expected.error));
         CHECK(ids(got) == ids(expected));
         for (std::size_t i = 0; i < got.events.size() && i < expected.events.size(); ++i)
             CHECK(nlohmann::json::parse(got.events[i].payload).dump() == expected.events[i].payload);

@@ -58,15 +58,9 @@ void PgClientStream::server_bytes(const char* data, std::size_t size) {
         case 'N':
             phase_ = Phase::startup;  // in clear: the real startup message comes next
             break;
-        case 'S':
-            become_opaque("the session is encrypted (SSL)");
-            break;
-        case 'G':
-            become_opaque("the session is encrypted (GSSAPI)");
-            break;
-        default:
-            become_opaque("unexpected answer to an encryption request");
-            break;
+        case 'S': become_opaque("the session is encrypted (SSL)"); break;
+        case 'G': become_opaque("the session is encrypted (GSSAPI)"); break;
+        default: become_opaque("unexpected answer to an encryption request"); break;
     }
 }
 

@@ -44,8 +44,7 @@ std::string batch_with_bad_last(const Source& source, const EventGenerator& gen,
             append_int(out, last.id);
             out += ',';
             break;
-        case IdStyle::missing:
-            break;
+        case IdStyle::missing: break;
         case IdStyle::string:
             out += "\"id\":\"";
             append_int(out, last.id);
@@ -149,8 +148,7 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
     const SourceIdentity& s = source.identity();
     res.status = 200;
     switch (mode) {
-        case FaultMode::none:
-            break;
+        case FaultMode::none: break;
         case FaultMode::truncated: {
             auto events = batch_at_least(source, q, 1, now_us);
             std::string body = gen.batch_body(s, events);
@@ -182,9 +180,7 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
             stream_huge(source, gen, q, now_us, res, stopping);
             out.events = 1;
             break;
-        case FaultMode::slow_body:
-            stream_slowly(res, stopping);
-            break;
+        case FaultMode::slow_body: stream_slowly(res, stopping); break;
         case FaultMode::deep_nesting: {
             std::string body = "{\"events\":[{\"id\":";
             append_int(body, q.after_id + 1);
@@ -226,12 +222,8 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
             out.events = static_cast<std::int64_t>(events.size());
             break;
         }
-        case FaultMode::http_500:
-            plain(res, 500, "injected fault: http-500\n");
-            break;
-        case FaultMode::http_404:
-            plain(res, 404, "injected fault: http-404\n");
-            break;
+        case FaultMode::http_500: plain(res, 500, "injected fault: http-500\n"); break;
+        case FaultMode::http_404: plain(res, 404, "injected fault: http-404\n"); break;
         case FaultMode::http_429:
             out.retry_after = "2";
             plain(res, 429, "injected fault: http-429\n");
@@ -245,9 +237,7 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
             out.retry_after = "2";
             plain(res, 503, "injected fault: http-503\n");
             break;
-        case FaultMode::http_503_bare:
-            plain(res, 503, "injected fault: http-503-bare\n");
-            break;
+        case FaultMode::http_503_bare: plain(res, 503, "injected fault: http-503-bare\n"); break;
         case FaultMode::too_many: {
             auto events = source.events_from(q.after_id + 1, q.limit + kTooManyExtra, now_us);
             res.set_content(gen.batch_body(s, events), kJson);
