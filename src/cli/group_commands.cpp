@@ -1,11 +1,11 @@
 #include <iomanip>
 #include <iostream>
-#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "core/names.h"
 #include "duration.h"
 #include "flag_checks.h"
 #include "postgres/postgres_group_admin.h"
@@ -17,9 +17,7 @@ namespace tributary::cli {
 namespace {
 
 void check_group_name(const std::string& name) {
-    static const std::regex kValidName("[A-Za-z0-9._-]{1,100}");
-    if (!std::regex_match(name, kValidName))
-        throw UsageError("invalid group name '" + name + "': use 1 to 100 of A-Z a-z 0-9 . _ -");
+    if (!is_valid_name(name)) throw UsageError("invalid group name '" + name + "': use 1 to 100 of A-Z a-z 0-9 . _ -");
 }
 
 /// A duration flag as a PostgreSQL interval.

@@ -1,9 +1,9 @@
 #include <iostream>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "core/names.h"
 #include "flag_checks.h"
 #include "http/shown_url.h"
 #include "postgres/postgres_session.h"
@@ -15,9 +15,7 @@ namespace tributary::cli {
 namespace {
 
 void check_name(const std::string& name) {
-    static const std::regex kValidName("[A-Za-z0-9._-]{1,100}");
-    if (!std::regex_match(name, kValidName))
-        throw UsageError("invalid source name '" + name + "': use 1 to 100 of A-Z a-z 0-9 . _ -");
+    if (!is_valid_name(name)) throw UsageError("invalid source name '" + name + "': use 1 to 100 of A-Z a-z 0-9 . _ -");
 }
 
 void check_spec(const postgres::SourceSpec& spec) {

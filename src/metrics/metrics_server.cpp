@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/names.h"
 #include "waiting_connections.h"
 
 namespace tributary::metrics {
@@ -66,14 +67,6 @@ struct Request {
     std::optional<Answer> nudged;  ///< set by the nudge thread before it resumes the connection
 };
 
-bool valid_source_name(const std::string& name) {
-    if (name.empty() || name.size() > 100) return false;
-    return std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-               c == '-';
-    });
-}
-
 /// NAME in /sources/NAME/nudge, or empty.
 std::string nudged_source(const std::string& path) {
     const std::string prefix = "/sources/", suffix = "/nudge";
@@ -81,7 +74,7 @@ std::string nudged_source(const std::string& path) {
         path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
         return {};
     std::string name = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
-    return valid_source_name(name) ? name : std::string();
+    return is_valid_name(name) ? name : std::string();
 }
 
 unsigned connection_limit() {
