@@ -25,7 +25,7 @@ using Status = FetchResult::Status;
 using Cause = FetchResult::Cause;
 constexpr long kMaxRetryAfterS = 24 * 60 * 60;
 constexpr std::size_t kMaxShownContentType = 100;
-constexpr long kDefaultTimeoutMs = 10000;  ///< for a source without its own timeout
+constexpr std::chrono::milliseconds kDefaultTimeout{10000};  ///< for a source without its own timeout
 
 // libcurl wants one global init before any handle exists; call_once makes
 // that safe when workers start fetchers concurrently. There is deliberately no
@@ -146,14 +146,18 @@ std::optional<std::string> build_headers(const Endpoint& endpoint, HeaderList& l
     return std::nullopt;
 }
 
+/// The whole request's time: the source's, else the default. curl's own
+/// timeout and the body budget's wait both end with it.
+std::chrono::milliseconds request_timeout(const Endpoint& endpoint) {
+    return endpoint.timeout.count() > 0 ? endpoint.timeout : kDefaultTimeout;
+}
+
 CURLcode set_options(CURL* easy, const std::string& url, const Endpoint& endpoint, const curl_slist* headers,
                      const FetchLimits& limits, Transfer& transfer) {
     CURLcode rc = CURLE_OK;
     auto keep_first = [&rc](CURLcode r) {
         if (rc == CURLE_OK) rc = r;
     };
-    const long timeout_ms =
-        endpoint.timeout.count() > 0 ? static_cast<long>(endpoint.timeout.count()) : kDefaultTimeoutMs;
     const auto max_file =
         static_cast<curl_off_t>(std::min<std::size_t>(limits.max_body_bytes, std::numeric_limits<curl_off_t>::max()));
 
@@ -168,7 +172,7 @@ CURLcode set_options(CURL* easy, const std::string& url, const Endpoint& endpoin
     keep_first(curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L));
     keep_first(curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L));  // signals are for the CLI's handler, not libcurl
     keep_first(curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits.connect_timeout.count())));
-    keep_first(curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, timeout_ms));
+    keep_first(curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(request_timeout(endpoint).count())));
     keep_first(curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, ""));  // every encoding this libcurl decodes
     keep_first(curl_easy_setopt(easy, CURLOPT_USERAGENT, "tributary/0.1"));
     keep_first(curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers));
@@ -328,9 +332,7 @@ FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id,
     transfer.easy = easy;
     transfer.max_body = limits_.max_body_bytes;
     transfer.stop = &stop_;
-    transfer.deadline =
-        std::chrono::steady_clock::now() +
-        (source.endpoint.timeout.count() > 0 ? source.endpoint.timeout : std::chrono::milliseconds(kDefaultTimeoutMs));
+    transfer.deadline = std::chrono::steady_clock::now() + request_timeout(source.endpoint);
     const std::string full_url = request_url(source.endpoint.url, after_id, limit);
     if (const CURLcode rc = set_options(easy, full_url, source.endpoint, headers.get(), limits_, transfer);
         rc != CURLE_OK)
