@@ -101,11 +101,12 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
     for (const auto& s : rows) {
         if (!s.locked_by) continue;
         const auto& h = *s.locked_by;
-        std::cout << "\nWARNING: " << s.name << " is locked by a session that is not a tributary loader ("
-                  << printable(h.why) << "): pid " << h.pid << ", user " << printable(h.user) << ", application '"
-                  << printable(h.application) << "', since " << (h.since.empty() ? "unknown" : h.since)
-                  << ".\n  No loader can ask this source until that session unlocks or ends "
-                  << "(a superuser or that user may end it with pg_terminate_backend(" << h.pid << ")).\n";
+        std::cout
+            << "\nWARNING: " << s.name << " is locked by a session that is not a tributary loader (" << printable(h.why)
+            << "): pid " << h.pid << ", user " << printable(h.user) << ", application '" << printable(h.application)
+            << "', since " << (h.since.empty() ? "unknown" : h.since)
+            << ".\n  No loader can ask this source until that session unlocks or ends: SELECT pg_terminate_backend("
+            << h.pid << ");\n";
     }
 }
 
