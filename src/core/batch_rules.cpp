@@ -22,4 +22,14 @@ std::optional<std::string> batch_violation(const EventBatch& batch, std::int64_t
     return std::nullopt;
 }
 
+std::optional<std::string> key_violation(const EventBatch& batch) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (batch[i].key.empty()) return fmt::format("record #{} has an empty key", i);
+        if (batch[i].key.size() > kMaxKeyBytes)
+            return fmt::format("record #{} has a key of {} bytes, more than the {} a key may have", i,
+                               batch[i].key.size(), kMaxKeyBytes);
+    }
+    return std::nullopt;
+}
+
 }  // namespace tributary

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "cursor.h"
 #include "fetch_result.h"
 #include "source.h"
 
@@ -9,14 +10,17 @@ namespace tributary {
 
 /// Asks a source for the events after a cursor.
 ///
-/// Contract: returns at most `limit` events, ids strictly increasing and all
-/// greater than `after_id`, each payload a JSON value PostgreSQL can store;
-/// anything else comes back as a failed FetchResult, never a partial batch.
+/// Contract: for a source keyed by id (Source::keyed_by_id), at most `limit`
+/// events, ids strictly increasing and all greater than the cursor's id; for
+/// any other, the page's records not yet taken at the cursor, each with its
+/// key, and the cursor after them in `next`. Each payload is a JSON value
+/// PostgreSQL can store; anything else comes back as a failed FetchResult,
+/// never a partial batch.
 /// Not thread-safe: one fetcher per worker.
 class EventFetcher {
 public:
     virtual ~EventFetcher() = default;
-    virtual FetchResult fetch(const Source& source, std::int64_t after_id, int limit) = 0;
+    virtual FetchResult fetch(const Source& source, const Cursor& cursor, int limit) = 0;
 };
 
 }  // namespace tributary

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cursor.h"
 #include "event.h"
 
 namespace tributary {
@@ -32,14 +33,32 @@ struct FetchResult {
     /// Events the source still holds after this batch, when it says so
     /// ("remaining", or "head_id" in the response).
     std::optional<std::int64_t> backlog;
+    /// ok: the cursor after this batch (for an `after-id` source it may be
+    /// left empty: the last event's id then). A next cursor equal to the
+    /// claim's with no events means nothing new.
+    std::optional<Cursor> next;
+    /// ok: the source said it has nothing after this page for now (has-more
+    /// false, end of stream, no next token or link, a page not full).
+    bool at_end = false;
+    /// ok: the source's rate limit is spent: no request from anyone before
+    /// this has passed (X-RateLimit-Reset, RateLimit).
+    std::chrono::milliseconds hold_off{0};
     /// Whatever the fetcher holds on behalf of this batch's payloads (a share
     /// of a memory budget), released when the result is dropped: keep the
     /// result alive until the batch is stored. Empty when nothing is held.
     std::shared_ptr<const void> memory_hold;
 
-    static FetchResult batch(EventBatch events) { return {Status::ok, std::move(events), {}, {}, Cause::none, {}, {}}; }
+    static FetchResult batch(EventBatch events) {
+        FetchResult r;
+        r.events = std::move(events);
+        return r;
+    }
     static FetchResult failure(Status s, std::string why, std::chrono::milliseconds retry_after = {}) {
-        return {s, {}, std::move(why), retry_after, Cause::none, {}, {}};
+        FetchResult r;
+        r.status = s;
+        r.error = std::move(why);
+        r.retry_after = retry_after;
+        return r;
     }
     FetchResult&& because(Cause c) && {
         cause = c;

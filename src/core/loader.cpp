@@ -212,10 +212,9 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
         close_slot(source, SlotClose::released(claim.lease));
         return {SourceOutcome::conflict};
     }
-    const std::int64_t after_id = claim.cursor.id();
     FetchResult result;
     try {
-        result = ports_.fetcher.fetch(source, after_id, source.batch_size);
+        result = ports_.fetcher.fetch(source, claim.cursor, source.batch_size);
     } catch (const std::exception& e) {
         result = FetchResult::failure(FetchResult::Status::transient, std::string("fetch error: ") + e.what())
                      .because(FetchResult::Cause::network);
@@ -228,7 +227,8 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
     TurnReport report{SourceOutcome::failed};
     if (result.status != FetchResult::Status::ok) {
         report = record_failure(source, claim, result, failure_class(result.cause));
-    } else if (auto why = batch_violation(result.events, after_id)) {
+    } else if (auto why = source.keyed_by_id() ? batch_violation(result.events, claim.cursor.id())
+                                               : key_violation(result.events)) {
         // The fetcher validated already; checking again here keeps the
         // promise even for a fetcher that gets it wrong.
         report = record_failure(source, claim, FetchResult::failure(FetchResult::Status::failing, *why),
@@ -240,25 +240,50 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
     return report;
 }
 
+namespace {
+
+/// Where a batch leaves the source: what the fetcher said, or for a source
+/// keyed by id, its last id.
+Cursor cursor_after(const SourceTurn::Claim& claim, const FetchResult& result) {
+    if (result.next) return *result.next;
+    return result.events.empty() ? claim.cursor : Cursor::at_id(result.events.back().id);
+}
+
+/// A cursor for log lines: a next-page URL or token may be long.
+std::string shown_cursor(const Cursor& cursor) {
+    constexpr std::size_t kShown = 80;
+    auto text = cursor.to_string();
+    if (text.size() > kShown) text = text.substr(0, kShown) + "...";
+    return text;
+}
+
+}  // namespace
+
 TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& claim, FetchResult& result) {
-    const std::int64_t cursor = claim.cursor.id();
-    if (result.events.size() > static_cast<std::size_t>(source.batch_size))
+    if (source.keyed_by_id() && result.events.size() > static_cast<std::size_t>(source.batch_size)) {
         result.events.resize(static_cast<std::size_t>(source.batch_size));
-    if (result.events.empty()) {
-        const auto pause = idle_polling_.pause(source.interval, claim.empty_streak + 1);
+        result.next.reset();  // the last id kept
+    }
+    const Cursor next = cursor_after(claim, result);
+    const auto id_of = [](const Cursor& c) { return c.is_id() ? std::optional<std::int64_t>(c.id()) : std::nullopt; };
+    if (result.events.empty() && next == claim.cursor) {
+        const auto pause = std::max(idle_polling_.pause(source.interval, claim.empty_streak + 1), result.hold_off);
         close_slot(source, SlotClose::succeeded(claim.lease, true, result.backlog, pause));
         note_next_due(pause);
-        return {SourceOutcome::empty, 0, FailureClass::none, {}, {}, cursor, result.backlog};
+        return {SourceOutcome::empty, 0, FailureClass::none, {}, {}, id_of(claim.cursor), result.backlog};
     }
 
     fault_point("after_fetch");
     const std::size_t count = result.events.size();
-    const std::int64_t last_id = result.events.back().id;
+    SourceTurn::Progress progress(result.backlog);
+    progress.next = next;
+    progress.pause = std::max(source.interval, result.hold_off);
+    progress.drained = count == 0 && result.at_end;
     const auto append_start = ports_.clock.now();
-    SourceTurn::Stored stored;
+    SourceTurn::Appended stored;
     try {
         // The batch closes its own slot: one commit ends the turn.
-        stored = ports_.turn.append_and_close(source, claim, std::move(result.events), result.backlog);
+        stored = ports_.turn.append_and_close(source, claim, std::move(result.events), progress);
     } catch (const BatchRejected& e) {
         return record_failure(source, claim,
                               FetchResult::failure(FetchResult::Status::failing,
@@ -267,12 +292,12 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
     }
     const auto append_time = ports_.clock.now() - append_start;
     if (stored == SourceTurn::Stored::appended) fault_point("after_commit");
-    note_next_due(source.interval);
+    note_next_due(progress.pause);
     if (stored == SourceTurn::Stored::conflict) {
         spdlog::warn(
             "source={} worker={} store conflict (cursor_moved): the cursor moved from {} under another "
             "writer while this worker held the source; batch dropped, will re-read",
-            source.name, options_.worker, cursor);
+            source.name, options_.worker, shown_cursor(claim.cursor));
         TurnReport report{SourceOutcome::conflict};
         report.store_conflict = StoreConflict::cursor_moved;
         return report;
@@ -282,14 +307,21 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
             "source={} worker={} store conflict (duplicate_ids): ids up to {} after cursor {} were already "
             "stored by another writer; batch dropped, the cursor stays (does the source rewrite history, "
             "or does a writer bypass the loader?)",
-            source.name, options_.worker, last_id, cursor);
+            source.name, options_.worker, shown_cursor(next), shown_cursor(claim.cursor));
         TurnReport report{SourceOutcome::conflict};
         report.store_conflict = StoreConflict::duplicate_ids;
         return report;
     }
-    spdlog::debug("source={} worker={} stored {} events, cursor {} -> {}", source.name, options_.worker, count, cursor,
-                  last_id);
-    return {SourceOutcome::stored, count, FailureClass::none, {}, append_time, last_id, result.backlog};
+    const std::size_t stored_count = count - std::min(count, stored.skipped);
+    spdlog::debug("source={} worker={} stored {} events ({} seen before), cursor {} -> {}", source.name,
+                  options_.worker, stored_count, stored.skipped, shown_cursor(claim.cursor), shown_cursor(next));
+    return {stored_count > 0 || count == 0 ? SourceOutcome::stored : SourceOutcome::empty,
+            stored_count,
+            FailureClass::none,
+            {},
+            append_time,
+            id_of(next),
+            result.backlog};
 }
 
 TurnReport Loader::record_failure(const Source& source, const SourceTurn::Claim& claim, const FetchResult& result,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -57,11 +59,36 @@ public:
     };
 
     enum class Stored {
-        appended,   ///< the batch is committed and the cursor moved to its last event
+        appended,   ///< the batch is committed and the cursor moved
         conflict,   ///< the cursor was not the claim's (another writer moved it):
                     ///< nothing stored (the slot is closed all the same)
         duplicate,  ///< the cursor was the claim's, but another writer had stored some
                     ///< of these ids behind it: nothing stored (the slot is closed all the same)
+    };
+
+    /// What append_and_close did. Compares equal to its `stored`.
+    struct Appended {
+        Stored stored = Stored::appended;
+        /// appended, keyed by text: records of the batch whose key the source
+        /// already had in the log (a page served again), left out.
+        std::size_t skipped = 0;
+        friend bool operator==(const Appended& a, Stored s) { return a.stored == s; }
+        friend bool operator!=(const Appended& a, Stored s) { return a.stored != s; }
+    };
+
+    /// How a batch moves the source on, besides its events.
+    struct Progress {
+        Progress() = default;
+        /// Just a backlog: an `after-id` batch, cursor to its last id.
+        Progress(std::optional<std::int64_t> reported_backlog) : backlog(reported_backlog) {}  // NOLINT: implicit
+        std::optional<std::int64_t> backlog;  ///< what the source said it still holds
+        /// The cursor after the batch; empty: the batch's last id.
+        std::optional<Cursor> next;
+        /// No request before this has passed; at least the interval.
+        std::chrono::milliseconds pause{0};
+        /// The source said it had nothing more (an empty batch that only
+        /// moves the cursor).
+        bool drained = false;
     };
 
     virtual ~SourceTurn() = default;
@@ -71,15 +98,18 @@ public:
     /// is not held.
     virtual Claim claim(const Source& source) = 0;
 
-    /// Stores `batch` (non-empty, ids increasing, all after the claim's
-    /// cursor) and moves the cursor to its last event, if the cursor is
-    /// still the claim's, and closes the slot as a success that was not
-    /// drained (next request after the interval, `backlog` recorded): all in
-    /// one transaction, committed durably. The batch is handed over, so that
-    /// an adapter can move a large payload into its statement instead of
-    /// holding it twice.
-    virtual Stored append_and_close(const Source& source, const Claim& claim, EventBatch batch,
-                                    std::optional<std::int64_t> backlog) = 0;
+    /// Stores `batch` and moves the cursor to `progress.next` (or the
+    /// batch's last id), if the cursor is still the claim's, and closes the
+    /// slot as a success (next request after the pause, at least the
+    /// interval; the backlog recorded): all in one transaction, committed
+    /// durably. Keyed by id: the batch is non-empty, ids increasing, all
+    /// after the claim's cursor, and one already stored fails it all
+    /// (duplicate). Keyed by text: the batch may be empty (the cursor alone
+    /// moves), and a record whose key is already stored is skipped. The
+    /// batch is handed over, so that an adapter can move a large payload
+    /// into its statement instead of holding it twice.
+    virtual Appended append_and_close(const Source& source, const Claim& claim, EventBatch batch,
+                                      Progress progress) = 0;
 
     /// Closes a claimed slot without storing anything.
     virtual void close(const Source& source, const SlotClose& close) = 0;

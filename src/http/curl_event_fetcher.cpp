@@ -315,8 +315,12 @@ CurlEventFetcher::CurlEventFetcher(FetchLimits limits, const StopSignal& stop, B
     if (!easy_) throw std::runtime_error("libcurl could not create a handle");
 }
 
-FetchResult CurlEventFetcher::fetch(const Source& source, std::int64_t after_id, int limit) {
+FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, int limit) {
     const std::string url = shown_url(source.endpoint.url);
+    if (!source.keyed_by_id())
+        return FetchResult::failure(
+            Status::failing, "this build cannot page by --paginate " + std::string(to_string(source.paging.style)));
+    const std::int64_t after_id = cursor.id();
     if (stop_.stop_requested())
         return FetchResult::failure(Status::stopped, fmt::format("stopping: request to {} not sent", url));
 

@@ -38,7 +38,7 @@ public:
     CurlEventFetcher(const CurlEventFetcher&) = delete;
     CurlEventFetcher& operator=(const CurlEventFetcher&) = delete;
 
-    FetchResult fetch(const Source& source, std::int64_t after_id, int limit) override;
+    FetchResult fetch(const Source& source, const Cursor& cursor, int limit) override;
 
 private:
     // `CURL` is a typedef of void in curl.h; spelled out here to keep curl.h

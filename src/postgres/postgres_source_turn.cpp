@@ -354,10 +354,10 @@ void PostgresSourceTurn::release_if_held(int source_id) noexcept {
     }
 }
 
-SourceTurn::Stored PostgresSourceTurn::append_and_close(const Source& source, const Claim& claim, EventBatch batch,
-                                                        std::optional<std::int64_t> backlog) {
+SourceTurn::Appended PostgresSourceTurn::append_and_close(const Source& source, const Claim& claim, EventBatch batch,
+                                                          Progress progress) {
     const BatchClose close{source.id, lock_argument(source.id), claim.lease, source.interval.count(),
-                           NullableInt(backlog)};
+                           NullableInt(progress.backlog)};
     const std::int64_t expected = claim.cursor.id();
     const bool large = std::any_of(batch.begin(), batch.end(),
                                    [](const Event& event) { return event.payload.size() >= kLargePayload; });
@@ -374,12 +374,12 @@ SourceTurn::Stored PostgresSourceTurn::append_and_close(const Source& source, co
                                                 : append_by_copy(source, expected, batch, close);
             if (large) session_.recycle();
             forget_lock(source.id);
-            return stored;
+            return {stored, 0};
         } catch (const pqxx::unique_violation&) {
             // Another writer stored these ids first (COPY: the transaction
             // is gone, close and all; one statement handles it itself).
             close_after_batch(close);
-            return Stored::duplicate;
+            return {Stored::duplicate, 0};
         } catch (const pqxx::data_exception& e) {
             throw BatchRejected(e.what());
         } catch (const pqxx::statement_completion_unknown& e) {

@@ -32,8 +32,7 @@ class PostgresSourceTurn : public SourceTurn {
 public:
     explicit PostgresSourceTurn(PostgresSession& session);
     Claim claim(const Source& source) override;
-    Stored append_and_close(const Source& source, const Claim& claim, EventBatch batch,
-                            std::optional<std::int64_t> backlog) override;
+    Appended append_and_close(const Source& source, const Claim& claim, EventBatch batch, Progress progress) override;
     void close(const Source& source, const SlotClose& close) override;
     /// From the view tributary.foreign_locks (sql/60_foreign_locks.sql).
     std::optional<LockHolder> stranger_holding(const Source& source) override;

@@ -149,7 +149,7 @@ TEST_CASE("CurlEventFetcher fetches a batch and sends the protocol's request", "
     StopSignal stop;
     CurlEventFetcher fetcher(FetchLimits{}, stop);
 
-    const FetchResult r = fetcher.fetch(source_at(server.url("/events")), 5, 10);
+    const FetchResult r = fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(5), 10);
 
     REQUIRE(r.status == Status::ok);
     REQUIRE(r.events.size() == 2);
@@ -175,7 +175,7 @@ TEST_CASE("CurlEventFetcher appends after_id and limit to an existing query", "[
     StopSignal stop;
     CurlEventFetcher fetcher(FetchLimits{}, stop);
 
-    const FetchResult r = fetcher.fetch(source_at(server.url("/events?token=x")), 42, 1000);
+    const FetchResult r = fetcher.fetch(source_at(server.url("/events?token=x")), tributary::Cursor::at_id(42), 1000);
 
     CHECK(r.status == Status::ok);
     CHECK(r.events.empty());
@@ -200,7 +200,7 @@ TEST_CASE("CurlEventFetcher sends the source's headers and never repeats their v
 
     Source source = source_at(server.url("/events"));
     source.endpoint.headers = {"X-Api-Key: s3cret", "Accept: application/vnd.test+json"};
-    const FetchResult good = fetcher.fetch(source, 0, 10);
+    const FetchResult good = fetcher.fetch(source, tributary::Cursor::at_id(0), 10);
     CHECK(good.status == Status::ok);
     {
         std::lock_guard<std::mutex> guard(seen.mutex);
@@ -209,13 +209,13 @@ TEST_CASE("CurlEventFetcher sends the source's headers and never repeats their v
     }
 
     source.endpoint.headers = {"X-Api-Key: wrong-but-secret"};
-    const FetchResult bad = fetcher.fetch(source, 0, 10);
+    const FetchResult bad = fetcher.fetch(source, tributary::Cursor::at_id(0), 10);
     CHECK(bad.status == Status::failing);
     CHECK_THAT(bad.error, Catch::Contains("HTTP 401 Unauthorized"));
     CHECK_THAT(bad.error, !Catch::Contains("wrong-but-secret"));
 
     source.endpoint.headers = {"X-Api-Key: a\r\nX-Injected: 1"};
-    const FetchResult injected = fetcher.fetch(source, 0, 10);
+    const FetchResult injected = fetcher.fetch(source, tributary::Cursor::at_id(0), 10);
     CHECK(injected.status == Status::failing);
     CHECK_THAT(injected.error, Catch::Contains("header #0"));
     CHECK_THAT(injected.error, !Catch::Contains("X-Injected"));
@@ -266,7 +266,7 @@ TEST_CASE("CurlEventFetcher classifies HTTP statuses", "[curl_fetcher]") {
     };
     for (const auto& c : cases) {
         INFO(c.path);
-        const FetchResult r = fetcher.fetch(source_at(server.url(c.path)), 0, 10);
+        const FetchResult r = fetcher.fetch(source_at(server.url(c.path)), tributary::Cursor::at_id(0), 10);
         CHECK(r.status == c.status);
         CHECK_THAT(r.error, Catch::Contains(c.message));
         CHECK_THAT(r.error, !Catch::Contains("secret"));
@@ -295,7 +295,7 @@ TEST_CASE("CurlEventFetcher honours Retry-After on 429 and 503", "[curl_fetcher]
             status = code;
             retry_after = header;
         }
-        return fetcher.fetch(source_at(server.url("/events")), 0, 10);
+        return fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(0), 10);
     };
 
     SECTION("seconds") {
@@ -352,7 +352,7 @@ TEST_CASE("CurlEventFetcher accepts only JSON content types", "[curl_fetcher]") 
             std::lock_guard<std::mutex> guard(mutex);
             type = content_type;
         }
-        return fetcher.fetch(source_at(server.url("/events")), 0, 10);
+        return fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(0), 10);
     };
 
     CHECK(fetch_as("application/json").status == Status::ok);
@@ -392,14 +392,14 @@ TEST_CASE("CurlEventFetcher cuts off a body over max_body_bytes", "[curl_fetcher
     for (const char* path : {"/big", "/big-opaque", "/endless"}) {
         INFO(path);
         // Cut at the limit: a transfer left to run would end in "timed out".
-        const FetchResult r = fetcher.fetch(source_at(server.url(path)), 0, 1000);
+        const FetchResult r = fetcher.fetch(source_at(server.url(path)), tributary::Cursor::at_id(0), 1000);
         CHECK(r.status == Status::transient);
         CHECK_THAT(r.error, Catch::Contains("response larger than 1000 bytes from " + server.url(path)));
     }
 
     limits.max_body_bytes = big.size();
     CurlEventFetcher roomy(limits, stop);
-    CHECK(roomy.fetch(source_at(server.url("/big")), 0, 1000).events.size() == 200);
+    CHECK(roomy.fetch(source_at(server.url("/big")), tributary::Cursor::at_id(0), 1000).events.size() == 200);
 }
 
 TEST_CASE("CurlEventFetcher takes bodies from the process's budget and holds what a batch keeps", "[curl_fetcher]") {
@@ -417,7 +417,7 @@ TEST_CASE("CurlEventFetcher takes bodies from the process's budget and holds wha
     CurlEventFetcher fetcher(limits, stop, &budget);
 
     {
-        const FetchResult r = fetcher.fetch(source_at(server.url("/events")), 0, 1000);
+        const FetchResult r = fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(0), 1000);
         REQUIRE(r.status == Status::ok);
         CHECK(r.events.size() == 100);
         // The payloads stay counted until the batch is dropped; the body is given back.
@@ -430,7 +430,8 @@ TEST_CASE("CurlEventFetcher takes bodies from the process's budget and holds wha
 
     // Others hold the whole budget: the fetch waits for its share, within
     // the source's timeout, then fails as transient and says why.
-    const FetchResult starved = fetcher.fetch(source_at(server.url("/events"), 300ms), 0, 1000);
+    const FetchResult starved =
+        fetcher.fetch(source_at(server.url("/events"), 300ms), tributary::Cursor::at_id(0), 1000);
     CHECK(starved.status == Status::transient);
     CHECK_THAT(starved.error, Catch::Contains("--max-body-bytes-in-flight 1048576"));
 
@@ -439,7 +440,7 @@ TEST_CASE("CurlEventFetcher takes bodies from the process's budget and holds wha
         std::this_thread::sleep_for(100ms);
         budget.give_back(budget.total());
     });
-    const FetchResult waited = fetcher.fetch(source_at(server.url("/events")), 0, 1000);
+    const FetchResult waited = fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(0), 1000);
     giver.join();
     CHECK(waited.status == Status::ok);
     CHECK(waited.events.size() == 100);
@@ -453,7 +454,7 @@ TEST_CASE("CurlEventFetcher gives up on a slow body after the source's timeout",
     CurlEventFetcher fetcher(FetchLimits{}, stop);
 
     const auto started = std::chrono::steady_clock::now();
-    const FetchResult r = fetcher.fetch(source_at(server.url("/slow"), 300ms), 0, 10);
+    const FetchResult r = fetcher.fetch(source_at(server.url("/slow"), 300ms), tributary::Cursor::at_id(0), 10);
     const auto elapsed = std::chrono::steady_clock::now() - started;
 
     CHECK(r.status == Status::transient);
@@ -480,7 +481,7 @@ TEST_CASE("CurlEventFetcher abandons a transfer when a stop is requested", "[cur
         std::this_thread::sleep_for(200ms);
         stop.request_stop();
     });
-    const FetchResult r = fetcher.fetch(source_at(server.url("/slow"), 30s), 0, 10);
+    const FetchResult r = fetcher.fetch(source_at(server.url("/slow"), 30s), tributary::Cursor::at_id(0), 10);
     const auto elapsed = std::chrono::steady_clock::now() - started;
     stopper.join();
 
@@ -488,7 +489,7 @@ TEST_CASE("CurlEventFetcher abandons a transfer when a stop is requested", "[cur
     CHECK(elapsed >= 200ms);
 
     // Once stopping, no new request goes out.
-    const FetchResult next = fetcher.fetch(source_at(server.url("/slow"), 30s), 0, 10);
+    const FetchResult next = fetcher.fetch(source_at(server.url("/slow"), 30s), tributary::Cursor::at_id(0), 10);
     CHECK(next.status == Status::stopped);
     std::lock_guard<std::mutex> guard(seen.mutex);
     CHECK(seen.requests == 1);
@@ -500,7 +501,7 @@ TEST_CASE("CurlEventFetcher reports connection failures as transient", "[curl_fe
     RefusingPort refusing;
     const std::string url = "http://127.0.0.1:" + std::to_string(refusing.port()) + "/events";
 
-    const FetchResult r = fetcher.fetch(source_at(url + "?token=secret"), 0, 10);
+    const FetchResult r = fetcher.fetch(source_at(url + "?token=secret"), tributary::Cursor::at_id(0), 10);
 
     CHECK(r.status == Status::transient);
     CHECK_THAT(r.error, Catch::Contains("GET " + url + " failed"));
@@ -513,11 +514,12 @@ TEST_CASE("CurlEventFetcher refuses URLs it must not or cannot use", "[curl_fetc
     CurlEventFetcher fetcher(FetchLimits{}, stop);
     for (const char* url : {"file:///etc/passwd", "ftp://127.0.0.1/events", "no scheme at all"}) {
         INFO(url);
-        const FetchResult r = fetcher.fetch(source_at(url), 0, 10);
+        const FetchResult r = fetcher.fetch(source_at(url), tributary::Cursor::at_id(0), 10);
         CHECK(r.status == Status::failing);
         CHECK(r.events.empty());
     }
-    const FetchResult r = fetcher.fetch(source_at("http://user:pa55@127.0.0.1:1/x?k=v"), 0, 10);
+    const FetchResult r =
+        fetcher.fetch(source_at("http://user:pa55@127.0.0.1:1/x?k=v"), tributary::Cursor::at_id(0), 10);
     CHECK_THAT(r.error, !Catch::Contains("pa55"));
     CHECK_THAT(r.error, Catch::Contains("http://127.0.0.1:1/x"));
 }
@@ -533,13 +535,13 @@ TEST_CASE("CurlEventFetcher reuses its connection between requests", "[curl_fetc
     StopSignal stop;
     CurlEventFetcher fetcher(FetchLimits{}, stop);
 
-    REQUIRE(fetcher.fetch(source_at(server.url("/events")), 0, 10).status == Status::ok);
+    REQUIRE(fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(0), 10).status == Status::ok);
     int first_port = 0;
     {
         std::lock_guard<std::mutex> guard(seen.mutex);
         first_port = seen.last.remote_port;
     }
-    REQUIRE(fetcher.fetch(source_at(server.url("/events")), 0, 10).status == Status::ok);
+    REQUIRE(fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(0), 10).status == Status::ok);
     std::lock_guard<std::mutex> guard(seen.mutex);
     CHECK(seen.requests == 2);
     CHECK(seen.last.remote_port == first_port);

@@ -53,7 +53,7 @@ SourceTurn::Stored append(const TestDatabase& db, SourceTurn& turn, const Source
     auto claim = turn.claim(source);
     if (claim.decision != SourceTurn::Decision::pass) throw std::runtime_error("source not claimed");
     claim.cursor = Cursor::at_id(expected);
-    return turn.append_and_close(source, claim, events, std::nullopt);
+    return turn.append_and_close(source, claim, events, SourceTurn::Progress()).stored;
 }
 
 }  // namespace
@@ -516,7 +516,8 @@ TEST_CASE("a batch closes its slot and releases the lock in its own transaction,
     };
 
     auto pass = claim(0);
-    CHECK(turn.append_and_close(source, pass, batch(1, size), 42) == SourceTurn::Stored::appended);
+    CHECK(turn.append_and_close(source, pass, batch(1, size), SourceTurn::Progress(42)) ==
+          SourceTurn::Stored::appended);
     CHECK(closed_under(pass.lease));
     CHECK(db.scalar("SELECT backlog || state || failures FROM tributary.gates") == "42ok0");
     // The next request after the interval, counted from the commit (both
@@ -528,13 +529,15 @@ TEST_CASE("a batch closes its slot and releases the lock in its own transaction,
 
     SECTION("the cursor moved meanwhile: nothing stored, the slot closed all the same") {
         pass = claim(0);
-        CHECK(turn.append_and_close(source, pass, batch(1, size), std::nullopt) == SourceTurn::Stored::conflict);
+        CHECK(turn.append_and_close(source, pass, batch(1, size), SourceTurn::Progress()) ==
+              SourceTurn::Stored::conflict);
         CHECK(closed_under(pass.lease));
     }
     SECTION("another writer stored these ids first: nothing stored, the slot closed all the same") {
         db.exec("UPDATE tributary.cursors SET last_event_id = 0");  // as if a writer had lost its lock
         pass = claim(0);
-        CHECK(turn.append_and_close(source, pass, batch(1, size + 1), std::nullopt) == SourceTurn::Stored::duplicate);
+        CHECK(turn.append_and_close(source, pass, batch(1, size + 1), SourceTurn::Progress()) ==
+              SourceTurn::Stored::duplicate);
         CHECK(closed_under(pass.lease));
         CHECK(db.scalar("SELECT last_event_id FROM tributary.cursors") == "0");
     }
@@ -542,7 +545,7 @@ TEST_CASE("a batch closes its slot and releases the lock in its own transaction,
         pass = claim(size);
         auto bad = batch(size + 1, size + 3);
         bad[1].payload = R"({"text": "\u0000"})";
-        CHECK_THROWS_AS(turn.append_and_close(source, pass, bad, std::nullopt), BatchRejected);
+        CHECK_THROWS_AS(turn.append_and_close(source, pass, bad, SourceTurn::Progress()), BatchRejected);
         CHECK(locks_on(db, source.id) == "1");
         CHECK(db.scalar("SELECT closed_lease FROM tributary.gates") != std::to_string(pass.lease));
         turn.close(source, SlotClose::failed(pass.lease, SlotClose::Failure::failing, "refused", 1s));

@@ -153,7 +153,7 @@ TEST_CASE("turn contract: a batch is stored with its close, or not at all") {
 
     auto claim = w->first().claim(source);
     REQUIRE(claim.decision == Decision::pass);
-    CHECK(w->first().append_and_close(source, claim, batch(1, size), 42) == Stored::appended);
+    CHECK(w->first().append_and_close(source, claim, batch(1, size), SourceTurn::Progress(42)) == Stored::appended);
     CHECK(w->events_stored(source) == static_cast<std::size_t>(size));
     // Closed as a success at the interval, lock released.
     CHECK(w->second().claim(source).decision == Decision::not_due);
@@ -166,21 +166,23 @@ TEST_CASE("turn contract: a batch is stored with its close, or not at all") {
     SECTION("a stale cursor: nothing stored, the slot closed all the same") {
         auto stale = claim;
         stale.cursor = Cursor::at_id(0);
-        CHECK(w->second().append_and_close(source, stale, batch(size + 1, size + 2), std::nullopt) == Stored::conflict);
+        CHECK(w->second().append_and_close(source, stale, batch(size + 1, size + 2), SourceTurn::Progress()) ==
+              Stored::conflict);
         CHECK(w->events_stored(source) == static_cast<std::size_t>(size));
         CHECK(w->first().claim(source).decision == Decision::not_due);
     }
     SECTION("events another writer stored first: nothing stored, the slot closed all the same") {
         auto behind = claim;
         behind.cursor = Cursor::at_id(size - 1);  // as if a writer had lost its lock
-        CHECK(w->second().append_and_close(source, behind, batch(size, size + 1), std::nullopt) == Stored::conflict);
+        CHECK(w->second().append_and_close(source, behind, batch(size, size + 1), SourceTurn::Progress()) ==
+              Stored::conflict);
         CHECK(w->events_stored(source) == static_cast<std::size_t>(size));
         CHECK(w->first().claim(source).decision == Decision::not_due);
     }
     SECTION("content PostgreSQL refuses: nothing stored, the slot left open for the caller to close") {
         auto bad = batch(size + 1, size + 3);
         bad[1].payload = R"({"text": "\u0000"})";
-        CHECK_THROWS_AS(w->second().append_and_close(source, claim, bad, std::nullopt), BatchRejected);
+        CHECK_THROWS_AS(w->second().append_and_close(source, claim, bad, SourceTurn::Progress()), BatchRejected);
         CHECK(w->events_stored(source) == static_cast<std::size_t>(size));
         CHECK(w->first().claim(source).decision == Decision::locked);
         w->second().close(source, SlotClose::failed(claim.lease, SlotClose::Failure::failing, "refused", 1s));
@@ -189,7 +191,8 @@ TEST_CASE("turn contract: a batch is stored with its close, or not at all") {
         w->make_due(source);
         const auto again = w->second().claim(source);
         REQUIRE(again.decision == Decision::pass);
-        CHECK(w->second().append_and_close(source, again, batch(size + 1, size + 3), std::nullopt) == Stored::appended);
+        CHECK(w->second().append_and_close(source, again, batch(size + 1, size + 3), SourceTurn::Progress()) ==
+              Stored::appended);
     }
 }
 

@@ -32,7 +32,12 @@ SourceTurn::Claim FakeSourceTurn::claim(const Source& source) {
         gate.next_allowed = clock_.now() + source.endpoint.timeout + source.interval;
         claim.decision = Decision::pass;
         claim.lease = ++gate.lease;
-        claim.cursor = Cursor::at_id(db_.cursors[source.id]);
+        if (source.keyed_by_id()) {
+            claim.cursor = Cursor::at_id(db_.cursors[source.id]);
+        } else {
+            const auto at = db_.positions.find(source.id);
+            claim.cursor = at == db_.positions.end() ? Cursor::at("") : at->second;
+        }
     }
     if (after_claim) after_claim();
     return claim;
@@ -103,8 +108,8 @@ void FakeSourceTurn::close(const Source& source, const SlotClose& close) {
     }
 }
 
-SourceTurn::Stored FakeSourceTurn::append_and_close(const Source& source, const Claim& claim, EventBatch batch,
-                                                    std::optional<std::int64_t> backlog) {
+SourceTurn::Appended FakeSourceTurn::append_and_close(const Source& source, const Claim& claim, EventBatch batch,
+                                                      Progress progress) {
     ++appends;
     if (fail_next_append) {
         auto fail = std::move(fail_next_append);
@@ -120,10 +125,34 @@ SourceTurn::Stored FakeSourceTurn::append_and_close(const Source& source, const 
         if (event.payload.find("\\u0000") != std::string::npos)
             throw BatchRejected("fake: unsupported Unicode escape sequence");
     if (before_compare_and_set) before_compare_and_set(source.id);
-    const bool stored = store(source.id, claim.cursor.id(), batch);
-    apply(source, SlotClose::succeeded(claim.lease, false, backlog, source.interval));
+    const auto pause = std::max(progress.pause, source.interval);
+    Appended appended{Stored::conflict, 0};
+    if (source.keyed_by_id()) {
+        if (store(source.id, claim.cursor.id(), batch)) appended.stored = Stored::appended;
+    } else if (const auto skipped = store_keyed(source.id, claim.cursor, *progress.next, batch)) {
+        appended = {Stored::appended, *skipped};
+    }
+    apply(source, SlotClose::succeeded(claim.lease, progress.drained, progress.backlog, pause));
     unlock(source.id);
-    return stored ? Stored::appended : Stored::conflict;
+    return appended;
+}
+
+std::optional<std::size_t> FakeSourceTurn::store_keyed(int source_id, const Cursor& expected, const Cursor& next,
+                                                       const EventBatch& batch) {
+    const auto at = db_.positions.find(source_id);
+    const Cursor current = at == db_.positions.end() ? Cursor::at("") : at->second;
+    if (current != expected) return std::nullopt;
+    auto& stored = db_.events[source_id];
+    std::size_t skipped = 0;
+    for (const auto& e : batch) {
+        if (std::any_of(stored.begin(), stored.end(), [&](const Event& s) { return s.key == e.key; })) {
+            ++skipped;  // the unique key: seen before, left out
+            continue;
+        }
+        stored.push_back(e);
+    }
+    db_.positions[source_id] = next;
+    return skipped;
 }
 
 bool FakeSourceTurn::store(int source_id, std::int64_t expected, const EventBatch& batch) {
@@ -137,7 +166,7 @@ bool FakeSourceTurn::store(int source_id, std::int64_t expected, const EventBatc
     return true;
 }
 
-FetchResult FakeEventFetcher::fetch(const Source& source, std::int64_t after_id, int limit) {
+FetchResult FakeEventFetcher::fetch(const Source& source, const Cursor& cursor, int limit) {
     ++fetches;
     if (throw_on_fetch) throw_on_fetch(source.id);
     auto& script = scripted[source.id];
@@ -147,8 +176,19 @@ FetchResult FakeEventFetcher::fetch(const Source& source, std::int64_t after_id,
         return result;
     }
     EventBatch batch;
+    if (!source.keyed_by_id()) {
+        const auto& all = available[source.id];
+        const std::size_t from = cursor.position().empty() ? 0 : std::stoul(cursor.position());
+        for (std::size_t i = from; i < all.size() && static_cast<int>(batch.size()) < limit; ++i) {
+            batch.push_back(all[i]);
+            if (batch.back().key.empty()) batch.back().key = std::to_string(all[i].id);
+        }
+        auto result = FetchResult::batch(std::move(batch));
+        result.next = Cursor::at(std::to_string(from + result.events.size()));
+        return result;
+    }
     for (const auto& e : available[source.id])
-        if (e.id > after_id && static_cast<int>(batch.size()) < limit) batch.push_back(e);
+        if (e.id > cursor.id() && static_cast<int>(batch.size()) < limit) batch.push_back(e);
     return FetchResult::batch(std::move(batch));
 }
 

@@ -51,7 +51,8 @@ struct FakeLoaderDatabase {
         std::string last_error;
     };
     std::map<int, Gate> gates;
-    std::map<int, std::int64_t> cursors;
+    std::map<int, std::int64_t> cursors;  ///< sources keyed by id
+    std::map<int, Cursor> positions;      ///< sources keyed by text (absent: at the start)
     std::map<int, EventBatch> events;
     /// source id -> the worker whose session holds its lock (none: free).
     std::map<int, int> lock_holder;
@@ -68,8 +69,7 @@ public:
     FakeSourceTurn(FakeLoaderDatabase& db, const Clock& clock, int worker = 1)
         : db_(db), clock_(clock), worker_(worker) {}
     Claim claim(const Source& source) override;
-    Stored append_and_close(const Source& source, const Claim& claim, EventBatch batch,
-                            std::optional<std::int64_t> backlog) override;
+    Appended append_and_close(const Source& source, const Claim& claim, EventBatch batch, Progress progress) override;
     void close(const Source& source, const SlotClose& close) override;
 
     bool holds(int source_id) const;
@@ -95,6 +95,10 @@ private:
     /// Applies a close to the gate row, once per lease.
     void apply(const Source& source, const SlotClose& close);
     bool store(int source_id, std::int64_t expected, const EventBatch& batch);
+    /// Keyed by text: the compare-and-set on the position; returns the
+    /// records skipped as already stored, or nothing on a conflict.
+    std::optional<std::size_t> store_keyed(int source_id, const Cursor& expected, const Cursor& next,
+                                           const EventBatch& batch);
 
     FakeLoaderDatabase& db_;
     const Clock& clock_;
@@ -104,7 +108,10 @@ private:
 /// Serves each source's events from a list, or scripted results first.
 class FakeEventFetcher : public EventFetcher {
 public:
-    FetchResult fetch(const Source& source, std::int64_t after_id, int limit) override;
+    /// Sources keyed by id: the available events after the cursor's id.
+    /// Keyed by text: the available events from the position's number on
+    /// (a page of `limit` at an offset), `next` the offset after them.
+    FetchResult fetch(const Source& source, const Cursor& cursor, int limit) override;
 
     void produce(int source_id, std::int64_t first_id, std::int64_t count);
     std::map<int, EventBatch> available;
