@@ -31,9 +31,25 @@
 -- 'pass', the lock is not held when this returns, also when it fails (the
 -- caller checks pg_locks after an error all the same: a cancel can land
 -- after the block below).
+--
+-- The cursor is last_event_id for a source keyed by id (position NULL), else
+-- its position and the records already taken there, and after a rewind the
+-- ids that may be stored already (migration 0008). Those came later: a database whose loader_claim lacks them gets it anew (the
+-- shape of a function's result cannot be replaced in place).
+DO $$
+BEGIN
+    IF to_regprocedure('tributary.loader_claim(int, int, bigint)') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.loader_claim(int, int, bigint)')
+                          AND 'replay_until' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.loader_claim(int, int, bigint);
+    END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION tributary.loader_claim(p_source int, p_lock_namespace int, p_lease_ms bigint,
                                                   OUT decision text, OUT failures int, OUT drained boolean,
-                                                  OUT lease bigint, OUT empty_streak int, OUT cursor bigint)
+                                                  OUT lease bigint, OUT empty_streak int, OUT cursor bigint,
+                                                  OUT cursor_position text, OUT cursor_taken bigint,
+                                                  OUT replay_until bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     locked boolean := false;
@@ -57,7 +73,8 @@ BEGIN
              INTO failures, drained, lease, empty_streak;
         IF FOUND THEN
             decision := 'pass';
-            SELECT c.last_event_id INTO cursor FROM tributary.cursors c WHERE c.source_id = p_source;
+            SELECT c.last_event_id, c.position, c.taken, c.replay_until INTO cursor, cursor_position, cursor_taken, replay_until
+              FROM tributary.cursors c WHERE c.source_id = p_source;
             RETURN;
         END IF;
         -- No row at all: the source was removed meanwhile; not due, for good.

@@ -11,3 +11,109 @@
 -- 0006 until they moved here; 0006 stays as history.
 
 
+
+-- A batch of a source keyed by text (every style but after-id), the move of
+-- its cursor and the close of its slot, in one statement. The compare-and-set
+-- on the position first; then the records in page order, each one skipped
+-- when the source already has its key: a page served again (a time style's
+-- lookback, the last page of a stream asked again, a token replayed after a
+-- crash) stores nothing twice and is no error. Returns how many records were
+-- skipped, or NULL when the cursor was not at the expected position: nothing
+-- stored. Either way the slot is closed as a success, no request before
+-- p_pause_ms (the interval, or longer when the source's rate limit is spent;
+-- a nudge does not shorten it). The batch may be empty: the cursor alone
+-- moves (a page of records all seen before, a token to the next page).
+-- Keys arrive as a JSON array of strings (no array-literal quoting to get
+-- wrong). Commits synchronously and lets the lock go last, as loader_append.
+CREATE OR REPLACE FUNCTION tributary.loader_append_keyed(p_source int, p_expected text, p_expected_taken bigint,
+                                                         p_next text, p_next_taken bigint, p_keys jsonb,
+                                                         p_payloads jsonb, p_lock_namespace int, p_lease bigint,
+                                                         p_pause_ms bigint, p_drained boolean, p_backlog bigint)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    v_count bigint := jsonb_array_length(p_keys);
+    v_stored bigint := 0;
+    v_skipped bigint;
+BEGIN
+    IF v_count IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
+        RAISE EXCEPTION 'loader_append_keyed: % keys but % payloads', v_count, jsonb_array_length(p_payloads);
+    END IF;
+    PERFORM FROM tributary.cursors
+      WHERE source_id = p_source AND position = p_expected AND taken = p_expected_taken
+        FOR NO KEY UPDATE;
+    IF FOUND THEN
+        INSERT INTO tributary.events (source_id, event_key, payload)
+        SELECT p_source, b.key, b.payload
+          FROM ROWS FROM (jsonb_array_elements_text(p_keys), jsonb_array_elements(p_payloads))
+               WITH ORDINALITY AS b(key, payload, n)
+         ORDER BY b.n
+            ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING;
+        GET DIAGNOSTICS v_stored = ROW_COUNT;
+        UPDATE tributary.cursors
+           SET position = p_next, taken = p_next_taken, events_stored = events_stored + v_stored,
+               last_stored_at = CASE WHEN v_stored > 0 THEN now() ELSE last_stored_at END
+         WHERE source_id = p_source;
+        v_skipped := v_count - v_stored;
+    END IF;
+    PERFORM tributary.loader_gate_succeeded(p_source, p_lock_namespace, p_lease, p_pause_ms, p_pause_ms,
+                                            p_drained, p_backlog);
+    RETURN v_skipped;
+END
+$$;
+
+-- A batch of a source keyed by id after `source rewind`: as loader_append,
+-- but ids the source already has are skipped, not refused, while they lie
+-- at or below the cursor's replay_until (the cursor before the rewind); the
+-- cursor passing it ends the replay. Called only once a batch was refused
+-- for its ids (loader_append, COPY) and the cursor has a replay_until: the
+-- usual path pays nothing for this. Returns the ids skipped, or NULL when the
+-- cursor was not at p_expected, or an id above replay_until is stored
+-- already (another writer): nothing stored. Closes the slot either way.
+CREATE OR REPLACE FUNCTION tributary.loader_append_replay(p_source int, p_expected bigint, p_ids bigint[],
+                                                          p_payloads jsonb, p_lock_namespace int, p_lease bigint,
+                                                          p_interval_ms bigint, p_backlog bigint)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    v_count bigint := coalesce(cardinality(p_ids), 0);
+    v_until bigint;
+    v_stored bigint := 0;
+    v_new bigint := 0;
+    v_skipped bigint;
+BEGIN
+    IF v_count IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
+        RAISE EXCEPTION 'loader_append_replay: % ids but % payloads', v_count, jsonb_array_length(p_payloads);
+    END IF;
+    SELECT c.replay_until INTO v_until FROM tributary.cursors c
+     WHERE c.source_id = p_source AND c.last_event_id = p_expected FOR NO KEY UPDATE;
+    IF FOUND AND v_until IS NOT NULL THEN
+        BEGIN
+            -- Ids increase within a batch: the replayed ones come first.
+            INSERT INTO tributary.events (source_id, event_id, payload)
+            SELECT p_source, b.id, b.payload
+              FROM ROWS FROM (unnest(p_ids), jsonb_array_elements(p_payloads)) WITH ORDINALITY AS b(id, payload, n)
+             WHERE b.id <= v_until
+             ORDER BY b.n
+                ON CONFLICT (source_id, event_id) DO NOTHING;
+            GET DIAGNOSTICS v_stored = ROW_COUNT;
+            INSERT INTO tributary.events (source_id, event_id, payload)
+            SELECT p_source, b.id, b.payload
+              FROM ROWS FROM (unnest(p_ids), jsonb_array_elements(p_payloads)) WITH ORDINALITY AS b(id, payload, n)
+             WHERE b.id > v_until
+             ORDER BY b.n;
+            GET DIAGNOSTICS v_new = ROW_COUNT;
+            v_stored := v_stored + v_new;
+            v_skipped := v_count - v_stored;
+            UPDATE tributary.cursors
+               SET last_event_id = p_ids[v_count], events_stored = events_stored + v_stored,
+                   last_stored_at = now(),
+                   replay_until = CASE WHEN p_ids[v_count] >= v_until THEN NULL ELSE v_until END
+             WHERE source_id = p_source;
+        EXCEPTION WHEN unique_violation THEN
+            v_skipped := NULL;  -- an id past the replay is stored: rolled back, nothing stored
+        END;
+    END IF;
+    PERFORM tributary.loader_gate_succeeded(p_source, p_lock_namespace, p_lease, p_interval_ms, p_interval_ms,
+                                            false, p_backlog);
+    RETURN v_skipped;
+END
+$$;

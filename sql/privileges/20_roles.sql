@@ -33,13 +33,17 @@ BEGIN
         GRANT INSERT ON tributary.events TO tributary_loader;
         -- `status` and the loader's warning name sessions that hold a source's lock.
         GRANT SELECT ON tributary.foreign_locks TO tributary_loader;
+        GRANT SELECT ON tributary.cursor_rewinds TO tributary_loader;
         GRANT EXECUTE ON FUNCTION
             tributary.loader_claim(int, int, bigint),
             tributary.loader_gate_succeeded(int, int, bigint, bigint, bigint, boolean, bigint),
             tributary.loader_close_succeeded(int, int, bigint, bigint, bigint, boolean, bigint),
             tributary.loader_close_failed(int, int, bigint, bigint, text, text),
             tributary.loader_close_released(int, int, bigint, bigint),
-            tributary.loader_append(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint)
+            tributary.loader_append(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint),
+            tributary.loader_append_keyed(int, text, bigint, text, bigint, jsonb, jsonb, int, bigint, bigint,
+                                          boolean, bigint),
+            tributary.loader_append_replay(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint)
             TO tributary_loader;
     END IF;
 
@@ -75,6 +79,8 @@ BEGIN
         -- remove` locks the cursor row and checks for events.
         GRANT SELECT, INSERT, UPDATE ON tributary.cursors TO tributary_admin;
         GRANT SELECT, INSERT ON tributary.gates TO tributary_admin;
+        -- `source rewind` records who moved a cursor back; `status` shows it.
+        GRANT SELECT, INSERT ON tributary.cursor_rewinds TO tributary_admin;
         GRANT SELECT ON tributary.events TO tributary_admin;
         GRANT SELECT ON tributary.consumer_groups, tributary.consumer_batches, tributary.consumer_retries,
                         tributary.consumer_dead_letters TO tributary_admin;

@@ -8,6 +8,8 @@
 #include "http/shown_url.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
+#include "postgres/source_reading.h"
+#include "reading_flags.h"
 #include "usage_error.h"
 
 namespace tributary::cli {
@@ -48,6 +50,8 @@ void print_sources(const std::vector<postgres::SourceRecord>& records, bool json
                            {"interval_ms", r.source.interval.count()},
                            {"batch_size", r.source.batch_size},
                            {"timeout_ms", r.source.endpoint.timeout.count()},
+                           {"reading", nlohmann::json::parse(postgres::reading_json(r.source.layout, r.source.paging,
+                                                                                    r.source.endpoint.auth))},
                            {"enabled", r.enabled}});
         std::cout << all.dump(2) << "\n";
         return;
@@ -56,6 +60,7 @@ void print_sources(const std::vector<postgres::SourceRecord>& records, bool json
         std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << shown_url(r.source.endpoint.url)
                   << "  interval=" << r.source.interval.count() << "ms batch=" << r.source.batch_size
                   << " timeout=" << r.source.endpoint.timeout.count() << "ms"
+                  << (r.source.keyed_by_id() ? "" : std::string(" paginate=") + to_string(r.source.paging.style))
                   << (r.source.endpoint.headers.empty()
                           ? ""
                           : " headers=" + std::to_string(r.source.endpoint.headers.size()))
@@ -109,8 +114,13 @@ void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& act
     add->add_option("--timeout-ms", spec->timeout_ms, "whole-request timeout")
         ->capture_default_str()
         ->check(decimal_in(1, 3600000));
-    add->callback([&global, &action, spec] {
-        action = [&global, spec] {
+    auto reading = std::make_shared<ReadingFlags>();
+    reading->declare(*add);
+    add->callback([&global, &action, spec, reading] {
+        action = [&global, spec, reading] {
+            reading->apply_to(*spec);
+            if (spec->after_id != 0 && spec->paging.style != PagingStyle::after_id)
+                throw UsageError("--after-id is for --paginate after-id; other styles start at --start");
             check_spec(*spec);
             return with_registry(global, [&](postgres::PostgresSourceRegistry& r) {
                 const int id = r.add(*spec);
@@ -125,6 +135,26 @@ void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& act
     list->callback([&global, &action, json] {
         action = [&global, json] {
             return with_registry(global, [&](postgres::PostgresSourceRegistry& r) { print_sources(r.list(), *json); });
+        };
+    });
+
+    auto* rewind = source->add_subcommand(
+        "rewind", "Move a source's cursor back, to read again from there (what is stored is skipped by key)");
+    auto rewind_name = std::make_shared<std::string>();
+    auto rewind_to = std::make_shared<std::string>();
+    rewind->add_option("NAME", *rewind_name, "source name")->required();
+    rewind
+        ->add_option("--to", *rewind_to,
+                     "the cursor to read from: an id (after-id) or a position (key, token, "
+                     "URL, time, page, offset; \"\" = the start)")
+        ->required();
+    rewind->callback([&global, &action, rewind_name, rewind_to] {
+        action = [&global, rewind_name, rewind_to] {
+            check_name(*rewind_name);
+            return with_registry(global, [&](postgres::PostgresSourceRegistry& r) {
+                const auto from = r.rewind(*rewind_name, *rewind_to);
+                std::cout << "rewound " << *rewind_name << " from " << from << " to " << *rewind_to << "\n";
+            });
         };
     });
 

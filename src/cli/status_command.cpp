@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "http/shown_url.h"
+
 #include "command.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
@@ -50,12 +52,33 @@ std::string printable(const std::string& text) {
     return out;
 }
 
+/// A source's cursor as status shows it: the id, or the position (a next
+/// link without its query, which may echo credentials) and the records of
+/// its page already taken.
+std::string cursor_text(const postgres::SourceStatus& s, std::size_t max_length) {
+    if (!s.position) return std::to_string(s.cursor);
+    std::string text = s.paging == "link" && !s.position->empty() ? shown_url(*s.position) : *s.position;
+    text = printable(text);
+    if (text.size() > max_length) text = text.substr(0, max_length) + "...";
+    if (text.empty()) text = "(start)";
+    return s.taken > 0 ? text + " +" + std::to_string(s.taken) : text;
+}
+
+nlohmann::json rewind_json(const postgres::SourceStatus& s) {
+    if (!s.last_rewind) return nullptr;
+    const auto& r = *s.last_rewind;
+    return {{"by", r.by}, {"at", r.at}, {"from", r.from}, {"to", r.to}};
+}
+
 void print_json(const std::vector<postgres::SourceStatus>& rows) {
     auto all = nlohmann::json::array();
     for (const auto& s : rows)
         all.push_back({{"name", s.name},
                        {"state", state_of(s)},
-                       {"cursor", s.cursor},
+                       {"paginate", s.paging},
+                       {"cursor", s.position ? nlohmann::json(cursor_text(s, 8192)) : nlohmann::json(s.cursor)},
+                       {"taken", s.taken},
+                       {"last_rewind", rewind_json(s)},
                        {"events_stored", s.events_stored},
                        {"consecutive_failures", s.failures},
                        {"seconds_since_last_request", optional_json(s.seconds_since_request)},
@@ -80,7 +103,7 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
     for (const auto& s : rows) {
         std::string error = "-";
         if (s.last_error) error = "(" + ago(s.seconds_since_error) + ") " + *s.last_error;
-        table.push_back({s.name, state_of(s), std::to_string(s.cursor), std::to_string(s.events_stored),
+        table.push_back({s.name, state_of(s), cursor_text(s, 40), std::to_string(s.events_stored),
                          s.backlog ? std::to_string(*s.backlog) : "-", ago(s.seconds_since_request),
                          ago(s.seconds_since_success), next_request(s.seconds_until_allowed), error});
     }
@@ -98,6 +121,13 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
         std::cout << line << "\n";
     }
     if (rows.empty()) std::cout << "(no sources: add one with `tributary source add NAME --url URL`)\n";
+    for (const auto& s : rows) {
+        if (!s.last_rewind) continue;
+        const auto& r = *s.last_rewind;
+        std::cout << "\n"
+                  << s.name << ": rewound by " << printable(r.by) << " at " << r.at << " from "
+                  << printable(r.from.substr(0, 80)) << " to " << printable(r.to.substr(0, 80)) << "\n";
+    }
     for (const auto& s : rows) {
         if (!s.locked_by) continue;
         const auto& h = *s.locked_by;

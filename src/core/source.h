@@ -52,6 +52,10 @@ struct Source {
     Paging paging;
     std::chrono::milliseconds interval{200};  ///< minimum pause between two requests
     int batch_size = 1000;                    ///< `limit` of one request
+    /// Why the catalogue's row for this source cannot be used (options not
+    /// as `source add` writes them); empty when it can. The fetcher fails
+    /// such a source with this message, so that status shows it.
+    std::string misconfigured;
 
     /// Events are keyed by an integer id that only grows (today's protocol
     /// and `--paginate after-id`); every other style keys them by text.

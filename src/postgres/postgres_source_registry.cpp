@@ -5,6 +5,8 @@
 
 #include "control_channel.h"
 #include "postgres/statements.h"
+#include "source_reading.h"
+#include "sql_errors.h"
 
 namespace tributary::postgres {
 
@@ -43,6 +45,11 @@ SourceRecord to_record(const pqxx::row& row) {
     s.batch_size = row[5].as<int>();
     s.endpoint.timeout = std::chrono::milliseconds(row[6].as<int>());
     record.enabled = row[7].as<bool>();
+    try {
+        read_reading_json(row[8].as<std::string>("{}"), s);
+    } catch (const std::exception& e) {
+        s.misconfigured = e.what();
+    }
     return record;
 }
 
@@ -88,10 +95,10 @@ SourceSchedule PostgresSourceRegistry::schedule(const ScheduleShare& share) {
                 schedule.due.push_back(to_record(row).source);
                 continue;
             }
-            if (!row[8].is_null())
+            if (!row[9].is_null())
                 schedule.next_due_in =
-                    std::chrono::milliseconds(static_cast<long long>(std::ceil(row[8].as<double>())));
-            schedule.pending = row[9].as<std::size_t>();
+                    std::chrono::milliseconds(static_cast<long long>(std::ceil(row[9].as<double>())));
+            schedule.pending = row[10].as<std::size_t>();
         }
         return schedule;
     });
@@ -102,10 +109,12 @@ int PostgresSourceRegistry::add(const SourceSpec& spec) {
         pqxx::work tx(c);
         const auto existing = tx.exec_params(sql::exists, spec.name);
         if (!existing.empty()) throw NameError("a source named '" + spec.name + "' exists already");
-        const int id = tx.exec_params1(sql::add_source, spec.name, spec.url, join_lines(spec.headers), spec.interval_ms,
-                                       spec.batch_size, spec.timeout_ms)[0]
-                           .as<int>();
-        tx.exec_params(sql::add_cursor, id, spec.after_id);
+        const int id =
+            tx.exec_params1(sql::add_source, spec.name, spec.url, join_lines(spec.headers), spec.interval_ms,
+                            spec.batch_size, spec.timeout_ms, reading_json(spec.layout, spec.paging, spec.auth))[0]
+                .as<int>();
+        const bool by_id = spec.paging.style == PagingStyle::after_id;
+        tx.exec_params(sql::add_cursor, id, by_id ? spec.after_id : 0, by_id ? nullptr : spec.start.c_str());
         tx.exec_params(sql::add_gate, id);
         tell_loaders(tx);
         tx.commit();
@@ -119,6 +128,36 @@ std::vector<SourceRecord> PostgresSourceRegistry::list() {
         std::vector<SourceRecord> records;
         for (const auto& row : tx.exec(sql::list)) records.push_back(to_record(row));
         return records;
+    });
+}
+
+std::string PostgresSourceRegistry::rewind(const std::string& name, const std::string& to) {
+    return session_.run([&](pqxx::connection& c) {
+        pqxx::work tx(c);
+        const auto found = tx.exec_params(sql::lock_cursor, name);
+        if (found.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
+        const auto& row = found[0];
+        const int id = row[0].as<int>();
+        std::string from;
+        if (row[2].is_null()) {  // keyed by id
+            const auto cursor = row[1].as<std::int64_t>();
+            if (to.empty() || to.size() > 19 || to.find_first_not_of("0123456789") != std::string::npos)
+                throw InvalidRequest("source '" + name + "' is read by id: --to must be an id (0 or more)");
+            const auto target = std::stoll(to);
+            if (target > cursor)
+                throw InvalidRequest("--to " + to + " is after the cursor (" + std::to_string(cursor) +
+                                     "): a rewind reads again, it never skips");
+            tx.exec_params(sql::rewind_to_id, id, target);
+            from = std::to_string(cursor);
+        } else {
+            if (to.size() > 8192) throw InvalidRequest("--to is longer than 8192 bytes");
+            tx.exec_params(sql::rewind_to_position, id, to);
+            from = row[2].as<std::string>();
+        }
+        tx.exec_params(sql::record_rewind, id, from, to);
+        tell_loaders(tx);
+        tx.commit();
+        return from;
     });
 }
 
@@ -172,6 +211,12 @@ std::vector<SourceStatus> PostgresSourceRegistry::status() {
             if (!row[12].is_null())
                 st.locked_by = LockHolder{row[12].as<int>(), row[13].as<std::string>(""), row[14].as<std::string>(""),
                                           row[15].as<std::string>(""), row[16].as<std::string>("")};
+            st.paging = row[17].as<std::string>();
+            st.position = optional_field<std::string>(row[18]);
+            st.taken = row[19].as<std::int64_t>(0);
+            if (!row[20].is_null())
+                st.last_rewind = SourceStatus::Rewind{row[20].as<std::string>(), row[21].as<std::string>(),
+                                                      row[22].as<std::string>(), row[23].as<std::string>()};
             result.push_back(std::move(st));
         }
         return result;

@@ -27,6 +27,12 @@ public:
     /// Registers a source with its cursor at `spec.after_id`; returns its id.
     int add(const SourceSpec& spec);
     std::vector<SourceRecord> list();
+    /// Moves a source's cursor back to `to` (an id for a source keyed by id,
+    /// a position for any other; an id after the cursor is refused: it would
+    /// skip events) and records who did it; returns the cursor it left, as
+    /// text. Throws NameError for no such source, InvalidRequest for
+    /// a `to` the source cannot take.
+    std::string rewind(const std::string& name, const std::string& to);
     /// Throws NameError when there is no such source.
     void set_enabled(const std::string& name, bool enabled);
     /// Removes a source that never stored an event. Events are never deleted

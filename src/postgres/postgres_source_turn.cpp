@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 #include <pqxx/stream_to>
 
 #include "advisory_keys.h"
@@ -55,6 +56,8 @@ constexpr const char* kFailed = "tributary_turn_close_failed";
 constexpr const char* kReleased = "tributary_turn_close_released";
 constexpr const char* kReleaseIfHeld = "tributary_turn_release_if_held";
 constexpr const char* kCursorAt = "tributary_turn_cursor_at";
+constexpr const char* kAppendKeyed = "tributary_turn_append_keyed";
+constexpr const char* kAppendReplay = "tributary_turn_append_replay";
 
 namespace sql = statements::source_turn;
 
@@ -143,6 +146,13 @@ std::string payload_array(EventBatch& batch, bool give_away) {
     }
     out += ']';
     return out;
+}
+
+/// The keys as one JSON array of strings.
+std::string key_array(const EventBatch& batch) {
+    auto keys = nlohmann::json::array();
+    for (const auto& event : batch) keys.push_back(event.key);
+    return keys.dump();
 }
 
 std::size_t payload_bytes(const EventBatch& batch) {
@@ -242,6 +252,8 @@ PostgresSourceTurn::PostgresSourceTurn(PostgresSession& session) : session_(sess
     session_.prepare(kReleased, sql::close_released);
     session_.prepare(kReleaseIfHeld, sql::release_if_held);
     session_.prepare(kCursorAt, sql::cursor_at);
+    session_.prepare(kAppendKeyed, sql::append_keyed);
+    session_.prepare(kAppendReplay, sql::append_replay);
 }
 
 void PostgresSourceTurn::note_lock(int source_id) {
@@ -293,7 +305,10 @@ SourceTurn::Claim PostgresSourceTurn::claim(const Source& source) {
             note_lock(source.id);
             claim.decision = Decision::pass;
             claim.lease = row[3].as<std::int64_t>();
-            claim.cursor = Cursor::at_id(row[5].as<std::int64_t>(0));
+            claim.cursor = source.keyed_by_id() ? Cursor::at_id(row[5].as<std::int64_t>(0))
+                                                : Cursor::at(row[6].as<std::string>(""), row[7].as<std::int64_t>(0));
+            if (row[8].is_null()) replays_.erase(source.id);
+            else replays_[source.id] = row[8].as<std::int64_t>();
         } else {
             claim.decision = decision == "backing_off" ? Decision::backing_off : Decision::not_due;
         }
@@ -356,9 +371,15 @@ void PostgresSourceTurn::release_if_held(int source_id) noexcept {
 
 SourceTurn::Appended PostgresSourceTurn::append_and_close(const Source& source, const Claim& claim, EventBatch batch,
                                                           Progress progress) {
-    const BatchClose close{source.id, lock_argument(source.id), claim.lease, source.interval.count(),
-                           NullableInt(progress.backlog)};
+    if (!source.keyed_by_id()) return append_keyed(source, claim, batch, progress);
+    // A pause longer than the interval is a spent rate limit: a nudge must
+    // not shorten it, so it stands in for the interval too.
+    const BatchClose close{source.id, lock_argument(source.id), claim.lease,
+                           std::max(progress.pause, source.interval).count(), NullableInt(progress.backlog)};
     const std::int64_t expected = claim.cursor.id();
+    if (const auto replay = replays_.find(source.id);
+        replay != replays_.end() && !batch.empty() && batch.front().id <= replay->second)
+        return append_replay(source, expected, batch, close);
     const bool large = std::any_of(batch.begin(), batch.end(),
                                    [](const Event& event) { return event.payload.size() >= kLargePayload; });
     const bool one_statement = !large && batch.size() <= kLargestStatementBatch;
@@ -397,6 +418,64 @@ SourceTurn::Appended PostgresSourceTurn::append_and_close(const Source& source, 
             pause_before_retry(attempt);
         }
     }
+}
+
+SourceTurn::Appended PostgresSourceTurn::append_keyed(const Source& source, const Claim& claim, EventBatch& batch,
+                                                      const Progress& progress) {
+    const Cursor& next = progress.next ? *progress.next : claim.cursor;
+    const auto pause = std::max(progress.pause, source.interval);
+    const auto keys = key_array(batch);
+    // A batch of 1 MiB or more gives its payloads away into the statement's
+    // array, and is tried once.
+    const bool give_away = payload_bytes(batch) >= kLargePayload;
+    auto payloads = payload_array(batch, give_away);
+    const char* lock = lock_argument(source.id);
+    for (int attempt = 1;; ++attempt) {
+        try {
+            // -1: the cursor was not the claim's (the function says NULL).
+            const std::int64_t skipped = session_.run([&](pqxx::connection& c) {
+                pqxx::nontransaction tx(c);
+                fault_point("mid_insert");
+                fault_point("during_commit");
+                return tx
+                    .exec_prepared1(kAppendKeyed, source.id, claim.cursor.position(), claim.cursor.taken(),
+                                    next.position(), next.taken(), keys, payloads, lock, claim.lease, pause.count(),
+                                    progress.drained, NullableInt(progress.backlog).get())[0]
+                    .as<std::int64_t>(-1);
+            });
+            forget_lock(source.id);
+            if (skipped < 0) return {Stored::conflict, 0};
+            return {Stored::appended, static_cast<std::size_t>(skipped)};
+        } catch (const pqxx::data_exception& e) {
+            throw BatchRejected(e.what());
+        } catch (const pqxx::statement_completion_unknown& e) {
+            forget_lock(source.id);
+            throw DatabaseUnavailable(std::string("COMMIT outcome unknown: ") + e.what());
+        } catch (const DatabaseUnavailable&) {
+            forget_lock(source.id);
+            throw;
+        } catch (const pqxx::transaction_rollback&) {
+            if (give_away || attempt == kAttempts) throw;
+            pause_before_retry(attempt);
+        } catch (const pqxx::sql_error& e) {
+            if (give_away || !is_retryable(e) || attempt == kAttempts) throw;
+            pause_before_retry(attempt);
+        }
+    }
+}
+
+SourceTurn::Appended PostgresSourceTurn::append_replay(const Source& source, std::int64_t expected, EventBatch& batch,
+                                                       const BatchClose& close) {
+    const auto ids = id_array(batch);
+    const auto payloads = payload_array(batch, false);
+    return guarded(source.id, [&](pqxx::nontransaction& tx) -> Appended {
+        const auto skipped = tx.exec_prepared1(kAppendReplay, source.id, expected, ids, payloads, close.lock,
+                                               close.lease, close.interval_ms, close.backlog.get())[0]
+                                 .as<std::int64_t>(-1);
+        forget_lock(source.id);
+        if (skipped < 0) return {Stored::duplicate, 0};
+        return {Stored::appended, static_cast<std::size_t>(skipped)};
+    });
 }
 
 void PostgresSourceTurn::close_after_batch(const BatchClose& close) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/source_turn.h"
@@ -50,6 +51,11 @@ private:
                           const BatchClose& close);
     /// A batch's slot, closed on its own after COPY lost to a unique key.
     void close_after_batch(const BatchClose& close);
+    /// A batch of a source keyed by id that a rewind replays: ids stored
+    /// already are skipped (tributary.loader_append_replay).
+    Appended append_replay(const Source& source, std::int64_t expected, EventBatch& batch, const BatchClose& close);
+    /// A batch of a source keyed by text, in one statement.
+    Appended append_keyed(const Source& source, const Claim& claim, EventBatch& batch, const Progress& progress);
     /// Runs one statement outside a transaction block; after an error that
     /// left the session alive, makes sure the source's lock is not held.
     template <typename Statement>
@@ -67,6 +73,9 @@ private:
     /// The source locks this worker's session holds, and which session that
     /// is: a new session holds none.
     std::unordered_set<int> locks_;
+    /// Sources keyed by id whose last claim found a rewind being replayed:
+    /// ids up to this may be stored already.
+    std::unordered_map<int, std::int64_t> replays_;
     std::uint64_t locks_session_ = 0;
 };
 

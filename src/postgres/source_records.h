@@ -19,6 +19,11 @@ struct SourceSpec {
     int batch_size = 1000;
     int timeout_ms = 10000;
     std::int64_t after_id = 0;  ///< initial cursor: events up to here are skipped
+    RecordLayout layout;
+    Paging paging;
+    EnvAuth auth;
+    /// Keyed by text: the initial position ("" = the start).
+    std::string start;
 };
 
 /// A registered source with its switch.
@@ -33,6 +38,15 @@ struct SourceStatus {
     bool enabled = true;
     std::string state;  ///< ok | transient | throttled | failing
     std::int64_t cursor = 0;
+    /// Keyed by text: the cursor's position and the records taken there.
+    std::optional<std::string> position;
+    std::int64_t taken = 0;
+    std::string paging;  ///< the style, e.g. "after-id"
+    /// The last `source rewind`: who, when (ISO 8601 UTC), from, to.
+    struct Rewind {
+        std::string by, at, from, to;
+    };
+    std::optional<Rewind> last_rewind;
     std::int64_t events_stored = 0;
     int failures = 0;
     std::optional<double> seconds_since_request;

@@ -7,15 +7,16 @@
 -- closed) is not "pending" for anyone else: its holder sees it through, and
 -- a worker waiting on it would sleep past its backoff and ask it again.
 -- Headers travel as one newline-separated string (a header cannot contain a
--- newline), which spares us array-literal quoting.
+-- newline), which spares us array-literal quoting; how each is read as
+-- JSON text (postgres/source_reading.h).
 (SELECT s.id, s.name, s.url, array_to_string(s.headers, E'\n'), s.interval_ms, s.batch_size, s.timeout_ms, true,
-        NULL::double precision, NULL::bigint
+        s.reading::text, NULL::double precision, NULL::bigint
    FROM tributary.gates g JOIN tributary.sources s ON s.id = g.source_id
   WHERE s.enabled
     AND g.next_allowed_at <= now() - CASE WHEN g.source_id % $1 = $2 THEN interval '0' ELSE $3 * interval '1 ms' END
   ORDER BY g.next_allowed_at, g.source_id)
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        extract(epoch FROM min(due_for_us) - now()) * 1000,
        count(*) FILTER (WHERE NOT drained AND failures = 0 AND lease = closed_lease)
   FROM (SELECT g.next_allowed_at + CASE WHEN g.source_id % $1 = $2 THEN interval '0' ELSE $3 * interval '1 ms' END

@@ -1,5 +1,6 @@
 -- One row per source: its gate, cursor and, when a session that is not a loader holds its lock,
--- that session (tributary.foreign_locks).
+-- that session (tributary.foreign_locks); then how it pages, its position (sources keyed by text) and
+-- its last rewind.
 SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
        extract(epoch FROM now() - g.last_request)::float8,
        extract(epoch FROM now() - g.last_success_at)::float8,
@@ -8,10 +9,14 @@ SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
        extract(epoch FROM now() - g.last_error_at)::float8,
        g.backlog,
        f.pid, f.holder_user, f.application,
-       to_char(f.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), f.reason
+       to_char(f.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), f.reason,
+       coalesce(s.reading->>'paginate', 'after-id'), c.position, c.taken,
+       r.rewound_by, to_char(r.rewound_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), r.from_cursor, r.to_cursor
   FROM tributary.sources s
   JOIN tributary.cursors c ON c.source_id = s.id
   JOIN tributary.gates g ON g.source_id = s.id
   LEFT JOIN (SELECT DISTINCT ON (source_id) * FROM tributary.foreign_locks ORDER BY source_id, pid) f
          ON f.source_id = s.id
+  LEFT JOIN LATERAL (SELECT * FROM tributary.cursor_rewinds w WHERE w.source_id = s.id ORDER BY w.id DESC LIMIT 1) r
+         ON true
  ORDER BY s.name

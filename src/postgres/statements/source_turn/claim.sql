@@ -1,2 +1,3 @@
 -- Lock, gate and cursor of source $1 (internal/50_loader_claim.sql).
-SELECT decision, failures, drained, lease, empty_streak, cursor FROM tributary.loader_claim($1, $2, $3)
+SELECT decision, failures, drained, lease, empty_streak, cursor, cursor_position, cursor_taken, replay_until
+  FROM tributary.loader_claim($1, $2, $3)
