@@ -9,8 +9,12 @@ namespace tributary {
 
 namespace {
 
-std::string page_named(const std::string& position) {
-    return position.empty() ? std::string("the first page") : "the page at " + quoted(position);
+std::string shown(const std::string& value, const FollowedNext& next) {
+    return next.urls ? quoted_url(value) : quoted(value);
+}
+
+std::string page_named(const std::string& position, const FollowedNext& next) {
+    return position.empty() ? std::string("the first page") : "the page at " + shown(position, next);
 }
 
 }  // namespace
@@ -22,7 +26,7 @@ PageOutcome follow_next(const Cursor& at, const PageView& page, const FollowedNe
     // Fewer records than already stored from it: the page at this position
     // is not what it was, and whatever it holds now cannot be placed.
     if (size < taken)
-        return refused_page(at, page_named(position) + " shrank from " + std::to_string(taken) + " to " +
+        return refused_page(at, page_named(position, next) + " shrank from " + std::to_string(taken) + " to " +
                                     std::to_string(size) + " records: a " + next.what +
                                     " served again must give the same page");
 
@@ -35,11 +39,11 @@ PageOutcome follow_next(const Cursor& at, const PageView& page, const FollowedNe
     }
     const auto& value = *next.value;
     if (value == position)
-        return refused_page(at,
-                            "the " + next.what + " repeats the current one " + quoted(value) + ": the API would loop");
+        return refused_page(
+            at, "the " + next.what + " repeats the current one " + shown(value, next) + ": the API would loop");
     if (value.size() > kMaxCursorBytes)
         return refused_page(
-            at, "the " + next.what + " is over " + std::to_string(kMaxCursorBytes) + " bytes: " + quoted(value));
+            at, "the " + next.what + " is over " + std::to_string(kMaxCursorBytes) + " bytes: " + shown(value, next));
     outcome.next = Cursor::at(value, 0);
     return outcome;
 }

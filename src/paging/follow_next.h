@@ -18,6 +18,8 @@ struct FollowedNext {
     std::string what;
     /// The next value the page named; empty text counts as none.
     std::optional<std::string> value;
+    /// Values are URLs: messages quote them without their query.
+    bool urls = false;
 };
 
 PageOutcome follow_next(const Cursor& at, const PageView& page, const FollowedNext& next);

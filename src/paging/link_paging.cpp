@@ -19,7 +19,7 @@ PageRequest LinkPaging::request(const Cursor& at, int limit) const {
 PageOutcome LinkPaging::advance(const Cursor& at, const PageView& page, int /*limit*/) const {
     if (auto wrong = wrong_cursor_kind(at, PagingStyle::link)) return refused_page(at, *wrong);
     const bool none = page.has_more == false;
-    return follow_next(at, page, {"next link", none ? std::nullopt : page.link_next});
+    return follow_next(at, page, {"next link", none ? std::nullopt : page.link_next, true});
 }
 
 }  // namespace tributary

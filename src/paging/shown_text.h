@@ -10,4 +10,9 @@ namespace tributary {
 /// ASCII only, so that a hostile value can neither flood nor split the line.
 std::string quoted(std::string_view text);
 
+/// A URL a source sent (a next link), quoted without what may carry a
+/// credential: its query ("?..." stands for it), fragment and user:password@
+/// (some APIs echo an access token in their next links).
+std::string quoted_url(std::string_view url);
+
 }  // namespace tributary

@@ -55,6 +55,17 @@ TEST_CASE("link: a page that shrank is refused") {
     PageFixture page;
     const auto outcome = strategy->advance(Cursor::at("https://api.example/e?page=9", 2), page.view(), 5);
     REQUIRE(outcome.problem);
-    CHECK(outcome.problem->find(R"(the page at "https://api.example/e?page=9" shrank from 2 to 0)") !=
-          std::string::npos);
+    CHECK(outcome.problem->find(R"(the page at "https://api.example/e?..." shrank from 2 to 0)") != std::string::npos);
+}
+
+TEST_CASE("link: messages quote a link without its query or credentials") {
+    const auto strategy = make_paging_strategy(paging_of(PagingStyle::link));
+    PageFixture page{records_counted(1)};
+    page.link_next = "https://user:secret@graph.example/v1/feed?access_token=SECRET&after=x";
+    const auto outcome = strategy->advance(Cursor::at(*page.link_next), page.view(), 1);
+    REQUIRE(outcome.problem);
+    CHECK(*outcome.problem ==
+          R"(the next link repeats the current one "https://graph.example/v1/feed?...": the API would loop)");
+    CHECK(outcome.problem->find("SECRET") == std::string::npos);
+    CHECK(outcome.problem->find("secret") == std::string::npos);
 }
