@@ -19,6 +19,22 @@ std::string no_page_number(const Cursor& at) {
 
 }  // namespace
 
+std::optional<std::string> PageNumberPaging::larger_than_asked(std::int64_t number, const PageView& page,
+                                                               int limit) const {
+    // Whether a page is full is told by its size only if the API serves
+    // pages of the limit asked. One that serves more (it ignores the limit
+    // parameter) makes a page of limit records look full while it may still
+    // grow: moving on would lose what it gains. Without a word from the
+    // source (--has-more, --end-of-stream) that cannot be told apart.
+    if (page.has_more || page.end_of_stream || page.records.size() <= static_cast<std::size_t>(limit))
+        return std::nullopt;
+    const std::string ignored =
+        paging_.limit_param.empty() ? std::string("its page size") : "the API ignored " + paging_.limit_param;
+    return "page " + std::to_string(number) + " holds " + std::to_string(page.records.size()) +
+           " records, more than the " + std::to_string(limit) + " asked (" + ignored +
+           "): set --batch-size to the API's page size";
+}
+
 std::optional<std::int64_t> PageNumberPaging::page_number(const Cursor& at) const {
     if (at.position().empty()) return paging_.first_page;
     return position_number(at.position());
@@ -40,6 +56,8 @@ PageOutcome PageNumberPaging::advance(const Cursor& at, const PageView& page, in
     if (size < taken)
         return refused_page(at, "page " + std::to_string(*number) + " shrank from " + std::to_string(taken) + " to " +
                                     std::to_string(size) + " records (the list is not append-only?)");
+
+    if (auto unsized = larger_than_asked(*number, page, limit)) return refused_page(at, *unsized);
 
     PageOutcome outcome;
     outcome.first_new = taken;

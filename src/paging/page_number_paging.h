@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "core/reading.h"
@@ -21,6 +22,7 @@ public:
 
 private:
     std::optional<std::int64_t> page_number(const Cursor& at) const;
+    std::optional<std::string> larger_than_asked(std::int64_t number, const PageView& page, int limit) const;
     Paging paging_;
 };
 

@@ -81,3 +81,20 @@ TEST_CASE("page: no page after the largest number") {
     PageFixture full{records_counted(1)};
     CHECK(strategy->advance(Cursor::at("9223372036854775807"), full.view(), 1).problem);
 }
+
+TEST_CASE("page: a page larger than the limit asked is refused unless the source says whether more follow") {
+    auto paging = paging_of(PagingStyle::page);
+    paging.limit_param = "per_page";
+    const auto strategy = make_paging_strategy(paging);
+    PageFixture big{records_counted(5)};
+    auto outcome = strategy->advance(Cursor::at("2"), big.view(), 3);
+    REQUIRE(outcome.problem);
+    CHECK(*outcome.problem ==
+          "page 2 holds 5 records, more than the 3 asked (the API ignored per_page): set --batch-size to the API's "
+          "page size");
+
+    big.has_more = true;
+    outcome = strategy->advance(Cursor::at("2"), big.view(), 3);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.next == Cursor::at("3", 0));
+}
