@@ -30,8 +30,13 @@ PageRequest TimePaging::request(const Cursor& at, int limit) const {
     return page_query(paging_, format_timestamp(time->minus(paging_.lookback)), limit);
 }
 
-TimePaging::Found TimePaging::latest_of(const PageView& page) const {
+TimePaging::Found TimePaging::latest_of(const PageView& page, bool at_end) const {
     const bool next_given = page.next && !page.next->empty();
+    // The watermark moves to the page's latest time: on a page the limit cut
+    // that skips whatever the API holds before it and has not sent yet,
+    // unless the page comes oldest first. The body's own next start time
+    // (--next) is the API's word instead.
+    const bool must_be_ordered = !at_end && !next_given;
     // Zendesk-style answers may come without --time-field: --next is enough.
     if (page.times.size() != page.records.size() && !(next_given && page.times.empty()))
         return {std::nullopt, "--time-field " + paging_.time_field + ": " + std::to_string(page.times.size()) +
@@ -42,6 +47,10 @@ TimePaging::Found TimePaging::latest_of(const PageView& page) const {
         if (!time)
             return {std::nullopt, "--time-field " + paging_.time_field + " of record #" + std::to_string(i) + " (key " +
                                       quoted(page.records[i].key) + ") is no timestamp: " + quoted(page.times[i])};
+        if (must_be_ordered && latest && time->micros < latest->time.micros)
+            return {std::nullopt, "records are not oldest first by --time-field " + paging_.time_field + ": record #" +
+                                      std::to_string(i) + " (key " + quoted(page.records[i].key) + ") has " +
+                                      quoted(page.times[i]) + " after " + quoted(latest->text)};
         if (!latest || time->micros > latest->time.micros) latest = Mark{page.times[i], *time};
     }
     if (!next_given) return {latest, std::nullopt};
@@ -58,9 +67,10 @@ PageOutcome TimePaging::advance(const Cursor& at, const PageView& page, int limi
         if (!time) return refused_page(at, no_watermark(at));
         old = Mark{at.position(), *time};
     }
-    const auto found = latest_of(page);
+    const bool at_end = page_is_last(page, limit);
+    const auto found = latest_of(page, at_end);
     if (found.problem) return refused_page(at, *found.problem);
-    return moved(at, old, found, page_is_last(page, limit), limit);
+    return moved(at, old, found, at_end, limit);
 }
 
 PageOutcome TimePaging::moved(const Cursor& at, const std::optional<Mark>& old, const Found& found, bool at_end,

@@ -33,7 +33,7 @@ private:
         std::optional<Mark> mark;
         std::optional<std::string> problem;
     };
-    Found latest_of(const PageView& page) const;
+    Found latest_of(const PageView& page, bool at_end) const;
     PageOutcome moved(const Cursor& at, const std::optional<Mark>& old, const Found& found, bool at_end,
                       int limit) const;
 

@@ -168,3 +168,22 @@ TEST_CASE("time: a full page that moves the watermark is not the end") {
     CHECK(outcome.next == Cursor::at("1700000002"));
     CHECK_FALSE(outcome.at_end);
 }
+
+TEST_CASE("time: a page cut by the limit must come oldest first, or the rest would be skipped") {
+    const auto strategy = make_paging_strategy(time_paging());
+    auto page = timed({"1700000005", "1700000009", "1700000007"});
+    auto outcome = strategy->advance(Cursor::at("1700000000"), page.view(), 3);
+    REQUIRE(outcome.problem);
+    CHECK(*outcome.problem ==
+          R"(records are not oldest first by --time-field /updated_at: record #2 (key "k2") has "1700000007" after )"
+          R"("1700000009")");
+
+    // The whole window in one page (the end): its order does not matter.
+    outcome = strategy->advance(Cursor::at("1700000000"), page.view(), 10);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.next == Cursor::at("1700000009"));
+
+    // Ties are in order.
+    auto ties = timed({"1700000005", "1700000005", "1700000006"});
+    CHECK_FALSE(strategy->advance(Cursor::at("1700000000"), ties.view(), 3).problem);
+}
