@@ -170,6 +170,11 @@ Timestamp Timestamp::minus(std::chrono::seconds by) const {
 }
 
 std::optional<Timestamp> parse_timestamp(std::string_view text) {
+    // The longest timestamp worth reading has nanoseconds and an offset
+    // (35 characters); a longer one (a fraction of a thousand digits) would
+    // only be a watermark too long to store with every batch.
+    constexpr std::size_t kMaxLength = 64;
+    if (text.size() > kMaxLength) return std::nullopt;
     if (!text.empty() && text.find('-') != std::string_view::npos) return parse_iso8601(text);
     return parse_unix_seconds(text);
 }

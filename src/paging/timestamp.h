@@ -28,7 +28,8 @@ struct Timestamp {
 /// years 0000 to 9999 and a zone required (a time without one names no
 /// instant), or Unix seconds, an integer or a decimal, up to the end of
 /// year 9999 (so milliseconds since the epoch are refused, not read as
-/// seconds 30 000 years from now). Anything else: empty.
+/// seconds 30 000 years from now). At most 64 characters. Anything else:
+/// empty.
 std::optional<Timestamp> parse_timestamp(std::string_view text);
 
 /// Writes `t` in its format: Unix seconds as whole seconds (rounded down:

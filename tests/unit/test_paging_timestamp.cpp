@@ -113,6 +113,8 @@ TEST_CASE("timestamp: garbage is no timestamp") {
         INFO(bad);
         CHECK_FALSE(parse_timestamp(bad));
     }
+    CHECK(parse_timestamp("2024-01-01T00:00:00." + std::string(40, '1') + "Z"));
+    CHECK_FALSE(parse_timestamp("2024-01-01T00:00:00." + std::string(50, '1') + "Z"));
 }
 
 TEST_CASE("timestamp: ISO 8601 is written in UTC, its fraction's digits kept") {
