@@ -77,3 +77,10 @@ TEST_CASE("after-key refuses an event-id cursor") {
     PageFixture empty;
     CHECK(strategy->advance(Cursor::at_id(3), empty.view(), 10).problem);
 }
+
+TEST_CASE("an empty --cursor-param stands for the style's default") {
+    Paging paging;
+    paging.style = PagingStyle::after_key;
+    paging.cursor_param = "";
+    CHECK(query_of(make_paging_strategy(paging)->request(Cursor::at("k"), 5)) == "starting_after=k&limit=5");
+}
