@@ -19,6 +19,10 @@ struct PageRequest {
     /// an absolute URL to GET as it is (a next link), `query` then empty.
     std::string url;
     std::vector<std::pair<std::string, std::string>> query;
+    /// Set when the cursor cannot be asked for (a position that is no page
+    /// number or no timestamp, say after a rewind by hand): nothing is
+    /// asked, the source fails with this message.
+    std::optional<std::string> problem;
 };
 
 /// What one parse of a page found, besides its records' payloads: the

@@ -1,0 +1,11 @@
+#include "page_end.h"
+
+namespace tributary {
+
+bool page_is_last(const PageView& page, int limit) {
+    if (page.end_of_stream == true || page.has_more == false) return true;
+    if (page.has_more == true || page.end_of_stream == false) return false;
+    return page.records.size() < static_cast<std::size_t>(limit);
+}
+
+}  // namespace tributary
