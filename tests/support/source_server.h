@@ -16,6 +16,8 @@ public:
     explicit SourceServer(const std::vector<std::string>& options);
 
     const std::string& base_url() const { return base_url_; }
+    const std::string& host() const { return host_; }
+    int port() const { return port_; }
     std::string events_url(const std::string& source) const { return base_url_ + "/sources/" + source + "/events"; }
     /// Every event the source has produced: [{"id", "payload"}, ...].
     nlohmann::json truth(const std::string& source) const;
