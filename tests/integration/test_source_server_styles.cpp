@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -66,12 +69,8 @@ std::string next_link(const std::string& link) {
 }
 
 Json truth(const SourceServer& server, const std::string& source, const std::string& style) {
-    auto answer = get(server, "/_truth/" + source + "?style=" + style);
-    REQUIRE(answer.status == 200);
-    return answer.json();
+    return Json::parse(server.truth_text(source, style));
 }
-
-nlohmann::json stats(const SourceServer& server) { return nlohmann::json::parse(get(server, "/_stats").body); }
 
 void append_all(Json& into, const Json& records) {
     REQUIRE(records.is_array());
@@ -189,7 +188,7 @@ TEST_CASE("source server: the last cursor asked again returns its page with what
         }
     };
     walk();
-    while (stats(server)["per_source"]["st.src-0"]["produced"] != 30) std::this_thread::sleep_for(20ms);
+    while (server.stats()["per_source"]["st.src-0"]["produced"] != 30) std::this_thread::sleep_for(20ms);
     walk();  // from the last token: its page again, now with the records added since
     CHECK(distinct_by(seen, style_key).dump() == truth(server, kSource, "cursor").dump());
 }
@@ -403,7 +402,7 @@ TEST_CASE("source server: mode late dates new events up to 2 s back; re-asking 2
     std::set<std::string> keys;
     std::int64_t watermark = 0;
     for (;;) {
-        const bool done = stats(server)["per_source"][n]["produced"] == 120;
+        const bool done = server.stats()["per_source"][n]["produced"] == 120;
         char since[40] = "0";
         if (watermark > 0)
             std::snprintf(since, sizeof since, "%lld.%03lld", static_cast<long long>((watermark - 2000) / 1000),
@@ -452,7 +451,7 @@ TEST_CASE("source server: --rate-limit answers 429 past the budget, with GitHub 
     CHECK(refused.status == 429);
     CHECK(refused.header("X-RateLimit-Remaining") == "0");
     CHECK_FALSE(refused.has_header("Retry-After"));
-    CHECK(stats(server)["per_source"]["st.src-0"]["rate_limited"] == 1);
+    CHECK(server.stats()["per_source"]["st.src-0"]["rate_limited"] == 1);
 
     // Per source: the other one has its own budget. In mode ratelimit-ietf it speaks the IETF fields.
     server.set_fault("st.src-1", "ratelimit-ietf");
@@ -466,7 +465,7 @@ TEST_CASE("source server: --rate-limit answers 429 past the budget, with GitHub 
     auto ietf_refused = get(server, "/styles/page/st.src-1");
     CHECK(ietf_refused.status == 429);
     CHECK_THAT(ietf_refused.header("RateLimit"), Catch::StartsWith("\"default\";r=0;t="));
-    CHECK(stats(server)["per_source"]["st.src-1"]["rate_limited"] == 1);
+    CHECK(server.stats()["per_source"]["st.src-1"]["rate_limited"] == 1);
     // The events route is not limited.
     CHECK(get(server, "/sources/st.src-0/events?after_id=0").status == 200);
 }
@@ -499,10 +498,7 @@ TEST_CASE("source server: OAuth2 client credentials guard the style routes", "[s
     REQUIRE(form.status == 200);
     const std::string second = form.json().at("access_token");
     CHECK(second != token);
-    httplib::Client client(server.host(), server.port());
-    auto revoked = client.Post("/_oauth/revoke");
-    REQUIRE(revoked);
-    CHECK(revoked->status == 200);
+    server.revoke_tokens();
     CHECK(get(server, target, {{"Authorization", "Bearer " + token}}).status == 401);
     CHECK(get(server, target, {{"Authorization", "Bearer " + second}}).status == 401);
 
@@ -515,7 +511,7 @@ TEST_CASE("source server: OAuth2 client credentials guard the style routes", "[s
     std::this_thread::sleep_for(1100ms);
     CHECK(get(server, target, {{"Authorization", "Bearer " + third}}).status == 401);
 
-    const auto oauth = stats(server)["oauth"];
+    const auto oauth = server.stats()["oauth"];
     CHECK(oauth["token_requests"] == 4);
     CHECK(oauth["tokens_issued"] == 3);
     CHECK(oauth["rejected"] == 5);
