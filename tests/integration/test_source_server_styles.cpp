@@ -432,6 +432,10 @@ TEST_CASE("source server: mode late dates new events up to 2 s back; re-asking 2
         late += updated < start + id ? 1 : 0;
     }
     CHECK(late > 0);
+    // The fixtures keep their own clock: Slack's ts stay unique and in id order.
+    const Json slack = truth(server, n, "slack");
+    for (std::size_t i = 1; i < slack.size(); ++i)
+        CHECK(slack[i].at("ts").get<std::string>() > slack[i - 1].at("ts").get<std::string>());
 }
 
 TEST_CASE("source server: --rate-limit answers 429 past the budget, with GitHub or IETF fields", "[source-server]") {

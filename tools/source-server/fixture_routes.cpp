@@ -20,14 +20,23 @@ constexpr const char* kSlackTag = "n";       // Slack cursor: the first message 
 
 using AppendRecord = void (*)(std::string&, const EventGenerator&, const SourceIdentity&, const EventRef&);
 
-std::string records_array(const StyleCall& call, const std::vector<EventRef>& events, AppendRecord append) {
+// The fixtures keep every event at start + id ms even in mode `late` (that mode is for the
+// generic time style): Slack's ts and the other times stay unique and in id order.
+std::string records_array(const Source& source, const EventGenerator& generator, const std::vector<EventRef>& events,
+                          AppendRecord append) {
     std::string out = "[";
     for (std::size_t i = 0; i < events.size(); ++i) {
         if (i > 0) out += ',';
-        append(out, call.generator, call.source.identity(), events[i]);
+        EventRef on_time = events[i];
+        on_time.updated_ms = source.start_ms() + on_time.id;
+        append(out, generator, source.identity(), on_time);
     }
     out += ']';
     return out;
+}
+
+std::string records_array(const StyleCall& call, const std::vector<EventRef>& events, AppendRecord append) {
+    return records_array(call.source, call.generator, events, append);
 }
 
 bool more_after(const StyleCall& call, const std::vector<EventRef>& events) {
@@ -173,13 +182,13 @@ std::int64_t serve_slack(StyleCall& call) {
 }
 
 // --- Zendesk: time-based incremental export; end_time/next_page carry the next start_time.
-std::string zendesk_array(const StyleCall& call, const std::vector<ZendeskEntry>& entries) {
+std::string zendesk_array(const Source& source, const EventGenerator& generator,
+                          const std::vector<ZendeskEntry>& entries) {
     std::string out = "[";
     for (std::size_t i = 0; i < entries.size(); ++i) {
         if (i > 0) out += ',';
         const ZendeskEntry& e = entries[i];
-        append_zendesk_ticket(out, call.generator, call.source.identity(), e.ticket_id, e.created_s, e.updated_s,
-                              e.updated);
+        append_zendesk_ticket(out, generator, source.identity(), e.ticket_id, e.created_s, e.updated_s, e.updated);
     }
     out += ']';
     return out;
@@ -199,7 +208,7 @@ std::int64_t serve_zendesk(StyleCall& call) {
     auto entries = zendesk_entries(call.source, start.value, *per_page, call.fault == FaultMode::updates);
     const bool end_of_stream = static_cast<std::int64_t>(entries.size()) < *per_page;
     const std::int64_t end_time = entries.empty() ? start.value : entries.back().updated_s;
-    std::string body = "{\"tickets\":" + zendesk_array(call, entries) + ",\"count\":";
+    std::string body = "{\"tickets\":" + zendesk_array(call.source, call.generator, entries) + ",\"count\":";
     append_int(body, static_cast<std::int64_t>(entries.size()));
     body += end_of_stream ? ",\"end_of_stream\":true" : ",\"end_of_stream\":false";
     body += ",\"end_time\":";
@@ -271,23 +280,11 @@ void install_fixture_routes(httplib::Server& server, ServerContext& ctx) {
 std::optional<std::string> fixture_truth(const ServerContext& ctx, const Source& source, const std::string& style) {
     for (const FixtureRoute& route : kFixtures) {
         if (style != route.style) continue;
-        std::string out = "[";
-        if (route.append == nullptr) {
-            auto entries = zendesk_entries(source, 0, source.produced() * 2 + 1, source.fault() == FaultMode::updates);
-            for (std::size_t i = 0; i < entries.size(); ++i) {
-                if (i > 0) out += ',';
-                append_zendesk_ticket(out, ctx.generator, source.identity(), entries[i].ticket_id, entries[i].created_s,
-                                      entries[i].updated_s, entries[i].updated);
-            }
-        } else {
-            auto events = source.events_after(0, source.produced());
-            for (std::size_t i = 0; i < events.size(); ++i) {
-                if (i > 0) out += ',';
-                route.append(out, ctx.generator, source.identity(), events[i]);
-            }
+        if (route.append == nullptr) {  // zendesk: the whole stream, every version
+            const bool updates = source.fault() == FaultMode::updates;
+            return zendesk_array(source, ctx.generator, zendesk_entries(source, 0, 2 * source.produced() + 1, updates));
         }
-        out += ']';
-        return out;
+        return records_array(source, ctx.generator, source.events_after(0, source.produced()), route.append);
     }
     return std::nullopt;
 }
