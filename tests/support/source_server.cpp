@@ -20,15 +20,29 @@ SourceServer::SourceServer(const std::vector<std::string>& options) {
     port_ = std::stoi(base_url_.substr(colon + 1));
 }
 
-nlohmann::json SourceServer::get(const std::string& path) const {
+std::string SourceServer::get_text(const std::string& path) const {
     httplib::Client client(host_, port_);
     client.set_read_timeout(30, 0);
     const auto response = client.Get(path.c_str());
     if (!response || response->status != 200) throw std::runtime_error("source server GET " + path + " failed");
-    return nlohmann::json::parse(response->body);
+    return response->body;
 }
 
+nlohmann::json SourceServer::get(const std::string& path) const { return nlohmann::json::parse(get_text(path)); }
+
 nlohmann::json SourceServer::truth(const std::string& source) const { return get("/_truth/" + source); }
+
+std::string SourceServer::truth_text(const std::string& source, const std::string& style) const {
+    return get_text("/_truth/" + source + "?style=" + style);
+}
+
+nlohmann::json SourceServer::stats() const { return get("/_stats"); }
+
+void SourceServer::revoke_tokens() const {
+    httplib::Client client(host_, port_);
+    const auto response = client.Post("/_oauth/revoke");
+    if (!response || response->status != 200) throw std::runtime_error("cannot revoke the OAuth2 tokens");
+}
 
 nlohmann::json SourceServer::requests(const std::string& source) const { return get("/_requests?source=" + source); }
 

@@ -119,6 +119,11 @@ void EventGenerator::append_payload(std::string& out, const SourceIdentity& sour
     }
 }
 
+void EventGenerator::append_text(std::string& out, const SourceIdentity& source, std::int64_t id) const {
+    std::uint64_t seed = source.seed ^ (static_cast<std::uint64_t>(id) * 0xA0761D6478BD642FULL);
+    append_filler(out, seed, std::max<std::size_t>(8, payload_bytes_ / 2));
+}
+
 void EventGenerator::append_event(std::string& out, const SourceIdentity& source, EventRef event) const {
     out += "{\"id\":";
     append_int(out, event.id);

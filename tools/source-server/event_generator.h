@@ -20,6 +20,9 @@ struct SourceIdentity {
 struct EventRef {
     std::int64_t id;
     std::int64_t created_us;
+    // The style routes' updated_at (Unix ms): start + id ms, earlier for events produced
+    // while the source was in fault mode `late`.
+    std::int64_t updated_ms = 0;
 };
 
 // How a payload is rendered (fault modes use the non-normal ones).
@@ -53,6 +56,10 @@ public:
     void append_filler(std::string& out, std::uint64_t seed, std::size_t n) const;
     // A view of filler text at least min(n, table size) long; for streaming big bodies.
     std::string_view filler_block(std::size_t n) const;
+
+    // Filler text for event `id`'s text fields in the fixtures (a comment's body, a ticket's
+    // subject): about half a payload long, fixed per (source, id).
+    void append_text(std::string& out, const SourceIdentity& source, std::int64_t id) const;
 
     std::size_t approx_event_bytes() const { return payload_bytes_ + 40; }
 

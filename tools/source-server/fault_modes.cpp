@@ -6,7 +6,7 @@
 namespace tributary::source_server {
 namespace {
 
-constexpr std::array<std::pair<FaultMode, std::string_view>, 21> kModes{{
+constexpr std::array<std::pair<FaultMode, std::string_view>, 33> kModes{{
     {FaultMode::none, "none"},
     {FaultMode::truncated, "truncated"},
     {FaultMode::malformed, "malformed"},
@@ -28,9 +28,25 @@ constexpr std::array<std::pair<FaultMode, std::string_view>, 21> kModes{{
     {FaultMode::http_503, "http-503"},
     {FaultMode::http_503_bare, "http-503-bare"},
     {FaultMode::too_many, "too-many"},
+    {FaultMode::token_loop, "token-loop"},
+    {FaultMode::link_offsite, "link-offsite"},
+    {FaultMode::no_records, "no-records"},
+    {FaultMode::no_key, "no-key"},
+    {FaultMode::key_bool, "key-bool"},
+    {FaultMode::time_backwards, "time-backwards"},
+    {FaultMode::page_shrink, "page-shrink"},
+    {FaultMode::token_huge, "token-huge"},
+    {FaultMode::ratelimit_absurd, "ratelimit-absurd"},
+    {FaultMode::ratelimit_ietf, "ratelimit-ietf"},
+    {FaultMode::late, "late"},
+    {FaultMode::updates, "updates"},
 }};
 
 }  // namespace
+
+bool shapes_events_route(FaultMode mode) { return mode != FaultMode::none && mode <= FaultMode::too_many; }
+
+bool is_http_status_fault(FaultMode mode) { return mode >= FaultMode::http_500 && mode <= FaultMode::http_503_bare; }
 
 std::optional<FaultMode> parse_fault_mode(std::string_view name) {
     for (const auto& [mode, text] : kModes) {

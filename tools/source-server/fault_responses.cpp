@@ -244,6 +244,19 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
             out.events = static_cast<std::int64_t>(events.size());
             break;
         }
+        // The style modes leave the events route alone (routes.cpp never asks for them here).
+        case FaultMode::token_loop:
+        case FaultMode::link_offsite:
+        case FaultMode::no_records:
+        case FaultMode::no_key:
+        case FaultMode::key_bool:
+        case FaultMode::time_backwards:
+        case FaultMode::page_shrink:
+        case FaultMode::token_huge:
+        case FaultMode::ratelimit_absurd:
+        case FaultMode::ratelimit_ietf:
+        case FaultMode::late:
+        case FaultMode::updates: break;
     }
     if (!out.retry_after.empty()) res.set_header("Retry-After", out.retry_after);
     return out;

@@ -18,6 +18,7 @@
 
 #include "event_generator.h"
 #include "measured_pool.h"
+#include "oauth_issuer.h"
 #include "options.h"
 #include "producer.h"
 #include "request_log.h"
@@ -70,7 +71,12 @@ int main(int argc, char** argv) {
     ss::RequestLog log;
     ss::PoolStats pool_stats;
     std::atomic<bool> stopping{false};
-    ss::ServerContext context{sources, generator, log, pool_stats, stopping};
+    std::unique_ptr<ss::OAuthIssuer> oauth;
+    if (!opt.oauth_client_id.empty()) {
+        oauth = std::make_unique<ss::OAuthIssuer>(opt.oauth_client_id, opt.oauth_client_secret, opt.oauth_expires_s);
+    }
+    ss::ServerContext context{
+        sources, generator, log, pool_stats, stopping, ss::RateLimit{opt.rate_limit, opt.rate_window_ms}, oauth.get()};
 
     httplib::Server server;
     const std::size_t threads = static_cast<std::size_t>(opt.threads);

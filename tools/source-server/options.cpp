@@ -14,6 +14,8 @@ namespace {
 constexpr std::int64_t kMaxSources = 1000000;
 constexpr std::size_t kMaxPayloadBytes = 16 * 1024 * 1024;
 constexpr int kMaxThreads = 4096;
+constexpr std::int64_t kMaxRateLimit = 1000000000;
+constexpr std::int64_t kMaxWindowMs = 1000000000;
 constexpr std::size_t kMaxNameLength = 100;  // docs/design.md §2
 
 std::optional<std::int64_t> parse_int(std::string_view text) {
@@ -64,6 +66,10 @@ std::string usage_text() {
            "  --max-events M         stop producing once a source holds M events, 0 = no cap (default 0)\n"
            "  --payload-bytes B      approximate size of each event payload (default 200)\n"
            "  --fault NAME=MODE      start source NAME in fault MODE (repeatable)\n"
+           "  --rate-limit N         style and fixture requests per window per source, 0 = off (default 0)\n"
+           "  --rate-window-ms W     the rate-limit window (default 1000)\n"
+           "  --oauth-client ID:SECRET  require OAuth2 client-credentials bearer tokens on style routes\n"
+           "  --oauth-expires-s N    lifetime of an issued token (default 3600)\n"
            "  --threads T            HTTP worker threads; every open connection holds one (default 8)\n"
            "  --verbose              log every request to stderr\n"
            "  --help                 show this text\n"
@@ -73,8 +79,10 @@ std::string usage_text() {
            "\n"
            "\n"
            "On start prints one line to stdout: listening on http://HOST:PORT\n"
-           "Control endpoints: GET /_requests[?source=NAME], GET /_truth/NAME, GET /_stats,\n"
-           "POST /_fault/NAME?mode=MODE.\n";
+           "Style routes: /styles/{after-key,cursor,link,time,page,offset}/NAME; fixtures under /github,\n"
+           "/stripe, /shopify, /slack, /zendesk, /hubspot (see README.md).\n"
+           "Control endpoints: GET /_requests[?source=NAME], GET /_truth/NAME[?style=STYLE], GET /_stats,\n"
+           "POST /_fault/NAME?mode=MODE, POST /_oauth/revoke.\n";
 }
 
 ParseResult parse_options(int argc, const char* const* argv) {
@@ -89,7 +97,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
     result.error = tools::walk_long_options(
         argc, argv,
         {"--host", "--port", "--sources", "--prefix", "--backlog", "--rate", "--max-events", "--payload-bytes",
-         "--fault", "--threads"},
+         "--fault", "--threads", "--rate-limit", "--rate-window-ms", "--oauth-client", "--oauth-expires-s"},
         o.help, o.verbose, [&](const std::string& name, const std::string& v) -> std::string {
             auto int_in = [&](std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
                 auto n = parse_int(v);
@@ -138,6 +146,24 @@ ParseResult parse_options(int argc, const char* const* argv) {
                 auto n = int_in(1, kMaxThreads);
                 if (!n) return range_error(1, kMaxThreads);
                 o.threads = static_cast<int>(*n);
+            } else if (name == "--rate-limit") {
+                auto n = int_in(0, kMaxRateLimit);
+                if (!n) return range_error(0, kMaxRateLimit);
+                o.rate_limit = *n;
+            } else if (name == "--rate-window-ms") {
+                auto n = int_in(1, kMaxWindowMs);
+                if (!n) return range_error(1, kMaxWindowMs);
+                o.rate_window_ms = *n;
+            } else if (name == "--oauth-client") {
+                auto colon = v.find(':');
+                if (colon == std::string::npos || colon == 0 || colon + 1 == v.size())
+                    return "invalid --oauth-client '" + v + "': expected ID:SECRET";
+                o.oauth_client_id = v.substr(0, colon);
+                o.oauth_client_secret = v.substr(colon + 1);
+            } else if (name == "--oauth-expires-s") {
+                auto n = int_in(1, kMaxWindowMs);
+                if (!n) return range_error(1, kMaxWindowMs);
+                o.oauth_expires_s = *n;
             } else if (name == "--fault") {
                 auto eq = v.rfind('=');
                 if (eq == std::string::npos || eq == 0) return "invalid --fault '" + v + "': expected NAME=MODE";

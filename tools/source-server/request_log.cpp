@@ -55,6 +55,12 @@ std::string RequestLog::to_json(const std::optional<std::string>& source) const 
         } else {
             append_string(out, r.retry_after);
         }
+        if (!r.style.empty()) {  // the events route's entries keep their shape
+            out += ",\"style\":";
+            append_string(out, r.style);
+            out += ",\"query\":";
+            append_string(out, r.query);
+        }
         out += '}';
     }
     out += ']';

@@ -10,7 +10,7 @@
 
 namespace tributary::source_server {
 
-// One GET /sources/NAME/events request.
+// One GET /sources/NAME/events request, or one request to a style or fixture route.
 struct RequestRecord {
     std::string source;                    // NAME from the path (also for unknown sources)
     std::int64_t arrival_us = 0;           // CLOCK_REALTIME when the handler got the request
@@ -20,6 +20,8 @@ struct RequestRecord {
     std::int64_t events = 0;            // events the body was built from
     FaultMode fault = FaultMode::none;  // the fault mode that shaped the response
     std::string retry_after;            // Retry-After header sent, if any
+    std::string style;                  // style or fixture routes: "cursor", "github", ...; empty for events
+    std::string query;                  // style or fixture routes: the query string asked (the cursor with it)
 };
 
 // Every request, in memory, in completion order (sort by arrival_us if order matters).

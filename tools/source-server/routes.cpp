@@ -7,7 +7,10 @@
 
 #include "common/exception_text.h"
 #include "fault_responses.h"
+#include "fixture_routes.h"
+#include "query_params.h"
 #include "request_arrival.h"
+#include "style_routes.h"
 #include "wall_clock.h"
 
 namespace tributary::source_server {
@@ -17,19 +20,6 @@ constexpr std::int64_t kDefaultLimit = 1000;
 constexpr std::int64_t kMaxLimit = 10000;
 constexpr std::int64_t kMaxAfterId = std::int64_t{1} << 62;
 constexpr const char* kJson = "application/json";
-
-std::optional<std::int64_t> parse_int(const std::string& text) {
-    std::int64_t value = 0;
-    const char* end = text.data() + text.size();
-    auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
-    return value;
-}
-
-void json_error(httplib::Response& res, int status, const std::string& message) {
-    res.status = status;
-    res.set_content("{\"error\":" + json_string(message) + "}", kJson);
-}
 
 // after_id: an integer 0 <= A <= kMaxAfterId (headroom so that A + limit never overflows).
 std::optional<std::int64_t> parse_after_id(const httplib::Request& req) {
@@ -66,7 +56,7 @@ void serve_events(ServerContext& ctx, const httplib::Request& req, httplib::Resp
         } else {
             BatchQuery query{*record.after_id, *record.limit};
             record.fault = source->fault();
-            if (record.fault == FaultMode::none) {
+            if (!shapes_events_route(record.fault)) {
                 auto events = source->events_after(query.after_id, query.limit);
                 res.status = 200;
                 res.set_content(ctx.generator.batch_body(source->identity(), events), kJson);
@@ -83,9 +73,19 @@ void serve_events(ServerContext& ctx, const httplib::Request& req, httplib::Resp
     ctx.log.add(std::move(record));
 }
 
+// GET /_truth/NAME: the events route's events; ?style=S: the records of style or fixture S.
 void serve_truth(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
     Source* source = ctx.sources.find(req.matches[1].str());
     if (source == nullptr) return json_error(res, 404, "unknown source '" + req.matches[1].str() + "'");
+    if (req.has_param("style")) {
+        const std::string style = req.get_param_value("style");
+        auto body = style_truth(ctx, *source, style);
+        if (!body) body = fixture_truth(ctx, *source, style);
+        if (!body) return json_error(res, 400, "unknown style '" + style + "'");
+        res.status = 200;
+        res.set_content(*body, kJson);
+        return;
+    }
     auto events = source->events_after(0, source->produced());
     res.status = 200;
     res.set_content(ctx.generator.array_body(source->identity(), events), kJson);
@@ -125,11 +125,15 @@ void serve_stats(ServerContext& ctx, httplib::Response& res) {
         append_int(out, source->produced());
         out += ",\"requests\":";
         append_int(out, source->requests());
+        out += ",\"rate_limited\":";
+        append_int(out, source->rate_window().refused());
         out += ",\"fault\":\"";
         out += fault_mode_name(source->fault());
         out += "\"}";
     }
-    out += "}}";
+    out += '}';
+    if (ctx.oauth != nullptr) out += ",\"oauth\":" + ctx.oauth->stats_json();
+    out += '}';
     res.status = 200;
     res.set_content(out, kJson);
 }
@@ -151,6 +155,13 @@ void set_fault(ServerContext& ctx, const std::string& name, const httplib::Reque
     res.set_content(out, kJson);
 }
 
+void revoke_tokens(ServerContext& ctx, httplib::Response& res) {
+    if (ctx.oauth == nullptr) return json_error(res, 404, "OAuth2 is off (no --oauth-client)");
+    ctx.oauth->revoke_all();
+    res.status = 200;
+    res.set_content("{\"revoked\":true}", kJson);
+}
+
 }  // namespace
 
 void install_routes(httplib::Server& server, ServerContext& ctx) {
@@ -162,17 +173,30 @@ void install_routes(httplib::Server& server, ServerContext& ctx) {
         const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
         // httplib answers 400 to a POST without Content-Length (`curl -X POST`) before routing;
         // a body-less POST /_fault/NAME is handled here, before it reads any body.
+        // The same holds for POST /_oauth/revoke.
         static const std::regex kFaultPath(R"(/_fault/([^/]+))");
         std::smatch m;
-        if (req.method == "POST" && !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding") &&
-            std::regex_match(req.path, m, kFaultPath)) {
+        const bool bodyless_post =
+            req.method == "POST" && !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding");
+        if (bodyless_post && std::regex_match(req.path, m, kFaultPath)) {
             set_fault(ctx, m[1].str(), req, res);
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        if (bodyless_post && req.path == "/_oauth/revoke") {
+            revoke_tokens(ctx, res);
             return httplib::Server::HandlerResponse::Handled;
         }
         return httplib::Server::HandlerResponse::Unhandled;
     });
     server.Get(R"(/sources/([^/]+)/events)",
                [&ctx](const httplib::Request& req, httplib::Response& res) { serve_events(ctx, req, res); });
+    install_style_routes(server, ctx);
+    install_fixture_routes(server, ctx);
+    server.Post("/oauth/token", [&ctx](const httplib::Request& req, httplib::Response& res) {
+        if (ctx.oauth == nullptr) return json_error(res, 404, "OAuth2 is off (no --oauth-client)");
+        ctx.oauth->serve_token(req, res);
+    });
+    server.Post("/_oauth/revoke", [&ctx](const httplib::Request&, httplib::Response& res) { revoke_tokens(ctx, res); });
     server.Get(R"(/_truth/([^/]+))",
                [&ctx](const httplib::Request& req, httplib::Response& res) { serve_truth(ctx, req, res); });
     server.Get("/_requests",
