@@ -16,10 +16,10 @@ FetchResult variable_problem(const std::string& variable, const char* flag, cons
         fmt::format("environment variable {} ({}) {} in the loader's environment", variable, flag, what));
 }
 
-/// The variable's value, or why it cannot be used. A value is refused when
-/// it holds CR, LF (a header injection) or is empty (a forgotten export).
-std::variant<std::string, FetchResult> read_variable(const EnvLookup& env, const std::string& variable,
-                                                     const char* flag) {
+}  // namespace
+
+std::variant<std::string, FetchResult> environment_value(const EnvLookup& env, const std::string& variable,
+                                                         const char* flag) {
     const char* value = env(variable.c_str());
     if (value == nullptr) return variable_problem(variable, flag, "is not set");
     const std::string_view text(value);
@@ -28,6 +28,8 @@ std::variant<std::string, FetchResult> read_variable(const EnvLookup& env, const
         return variable_problem(variable, flag, "holds a line break (refused)");
     return std::string(text);
 }
+
+namespace {
 
 bool is_variable_name(const std::string& name) {
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
@@ -71,14 +73,14 @@ std::string base64(const std::string& bytes) {
 std::variant<RequestCredentials, FetchResult> request_credentials(const EnvAuth& auth, const EnvLookup& env) {
     RequestCredentials credentials;
     if (!auth.bearer.empty()) {
-        auto token = read_variable(env, auth.bearer, "--bearer-env");
+        auto token = environment_value(env, auth.bearer, "--bearer-env");
         if (auto* failure = std::get_if<FetchResult>(&token)) return std::move(*failure);
         credentials.headers.push_back("Authorization: Bearer " + std::get<std::string>(token));
     }
     if (!auth.basic_user.empty()) {
-        auto user = read_variable(env, auth.basic_user, "--basic-env");
+        auto user = environment_value(env, auth.basic_user, "--basic-env");
         if (auto* failure = std::get_if<FetchResult>(&user)) return std::move(*failure);
-        auto password = read_variable(env, auth.basic_password, "--basic-env");
+        auto password = environment_value(env, auth.basic_password, "--basic-env");
         if (auto* failure = std::get_if<FetchResult>(&password)) return std::move(*failure);
         // RFC 7617: the user-id cannot hold a colon; the server would split there.
         if (std::get<std::string>(user).find(':') != std::string::npos)
@@ -87,12 +89,12 @@ std::variant<RequestCredentials, FetchResult> request_credentials(const EnvAuth&
                                       base64(std::get<std::string>(user) + ":" + std::get<std::string>(password)));
     }
     for (const auto& [name, variable] : auth.headers) {
-        auto value = read_variable(env, variable, "--header-env");
+        auto value = environment_value(env, variable, "--header-env");
         if (auto* failure = std::get_if<FetchResult>(&value)) return std::move(*failure);
         credentials.headers.push_back(name + ": " + std::get<std::string>(value));
     }
     for (const auto& [parameter, variable] : auth.query) {
-        auto value = read_variable(env, variable, "--query-env");
+        auto value = environment_value(env, variable, "--query-env");
         if (auto* failure = std::get_if<FetchResult>(&value)) return std::move(*failure);
         credentials.query.emplace_back(parameter, std::get<std::string>(value));
     }

@@ -28,6 +28,12 @@ struct RequestCredentials {
 /// OAuth2 is not read here: its token comes from the shared AccessTokens.
 std::variant<RequestCredentials, FetchResult> request_credentials(const EnvAuth& auth, const EnvLookup& env);
 
+/// The value of `variable` (set by `flag`), or a failing FetchResult naming
+/// both when it is not set, empty (a forgotten export) or holds CR or LF (a
+/// header injection); never the value.
+std::variant<std::string, FetchResult> environment_value(const EnvLookup& env, const std::string& variable,
+                                                         const char* flag);
+
 /// RFC 4648 base64 with padding (for Authorization: Basic).
 std::string base64(const std::string& bytes);
 
