@@ -28,9 +28,10 @@ public:
     /// The source's current token: stored, not rejected, not expired.
     virtual std::optional<AccessToken> current(int source_id) = 0;
 
-    /// Makes the caller the source's one refresher for `lease`, provided the
-    /// token stored is still generation `seen` (0: none yet) and nobody
-    /// else's lease runs: false when another loader refreshes, or already did.
+    /// Makes the caller the source's one refresher for `lease`, provided
+    /// nobody else's lease runs and the token stored is still generation
+    /// `seen` (0: none) or is not usable (none, rejected, expired): false
+    /// when another loader refreshes, or already did.
     virtual bool try_become_refresher(int source_id, std::int64_t seen, std::chrono::seconds lease) = 0;
 
     /// Stores a new token (the next generation) and ends the refresher's

@@ -15,7 +15,9 @@ bool FakeAccessTokens::try_become_refresher(int source_id, std::int64_t seen, st
     const auto now = clock_.now();
     auto [it, inserted] = rows_.try_emplace(source_id);
     Row& row = it->second;
-    if (!inserted && (row.generation != seen || (row.refreshing_until && *row.refreshing_until > now))) return false;
+    const bool usable = row.value && !row.rejected && row.expires_at > now;
+    const bool leased = row.refreshing_until && *row.refreshing_until > now;
+    if (!inserted && (leased || (usable && row.generation != seen))) return false;
     row.refreshing_until = now + lease;
     return true;
 }
