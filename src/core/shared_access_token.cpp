@@ -43,9 +43,9 @@ std::variant<AccessToken, FetchResult> SharedAccessToken::token_for(const Source
         // Someone else refreshes (or just did): the valid token will do meanwhile.
         if (current) return *current;
         if (std::chrono::steady_clock::now() >= give_up_at || stop_.wait_for(timing_.poll_every))
-            return FetchResult::failure(Status::transient, "waiting for another loader's OAuth2 token request to " +
-                                                               std::string("the token endpoint of source ") +
-                                                               source.name);
+            return FetchResult::failure(
+                Status::transient,
+                "no OAuth2 token yet: another loader is asking the token endpoint of source " + source.name);
     }
 }
 

@@ -341,7 +341,15 @@ std::variant<RequestAuth, FetchResult> request_auth(const Source& source, Shared
     if (!source.endpoint.auth.oauth2) return auth;
     if (access_tokens == nullptr)
         return FetchResult::failure(Status::failing, "this loader cannot share OAuth2 tokens (no token store)");
-    auto token = access_tokens->token_for(source);
+    std::variant<AccessToken, FetchResult> token = FetchResult{};
+    try {
+        token = access_tokens->token_for(source);
+    } catch (const std::exception& e) {
+        // The token store is the database: its outage is the source's
+        // transient failure here, like a network error.
+        return FetchResult::failure(Status::transient,
+                                    std::string("the shared OAuth2 token cannot be read: ") + e.what());
+    }
     if (auto* failure = std::get_if<FetchResult>(&token)) return std::move(*failure);
     auth.oauth2_token = std::get<AccessToken>(std::move(token));
     auth.credentials.headers.push_back("Authorization: Bearer " + auth.oauth2_token->value);

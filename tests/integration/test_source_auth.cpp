@@ -293,3 +293,61 @@ TEST_CASE("a spent rate limit holds the source off; a 403 with it is throttled",
     status = 429;
     CHECK(fetcher.fetch(source, Cursor::at_id(0), 10).status == Status::throttled);
 }
+
+TEST_CASE("OAuth2: an unusable token answer fails the source, naming why", "[oauth2]") {
+    AuthServer server;
+    std::atomic<int> shape{0};
+    server.http().Post("/token", [&](const httplib::Request&, httplib::Response& res) {
+        switch (shape.load()) {
+            case 0:
+                res.set_content(R"({"access_token":")" + std::string(9000, 'a') + R"("})", "application/json");
+                break;
+            case 1: res.set_content(R"({"access_token":"abc\r\nX-Evil: 1"})", "application/json"); break;
+            case 2: res.set_content(R"({"token":"abc"})", "application/json"); break;
+            case 3: res.set_content("not json", "text/plain"); break;
+            default: res.status = 503;
+        }
+    });
+    server.start();
+    TestDatabase db;
+    StopSignal stop;
+    Loader loader(db.url(), stop, {{"ID", kClientId}, {"SECRET", kClientSecret}});
+    Source source = source_at(server.url("/events"));
+    source.id = registered_source(db.url(), "crm", source.endpoint.url);
+    source.endpoint.auth.oauth2 = EnvAuth::OAuth2{server.url("/token"), "ID", "SECRET", ""};
+
+    const std::vector<std::pair<Status, std::string>> expected{
+        {Status::failing, "over 8192 bytes"},
+        {Status::failing, "characters a header cannot carry"},
+        {Status::failing, "no access_token string"},
+        {Status::failing, "not a JSON object"},
+        {Status::transient, "HTTP 503"},
+    };
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        CAPTURE(i);
+        shape = static_cast<int>(i);
+        // Each failure keeps the refresher's lease until it runs out; end it.
+        db.exec("UPDATE tributary.access_tokens SET refreshing_until = NULL");
+        const FetchResult r = loader.fetcher.fetch(source, Cursor::at_id(0), 10);
+        CHECK(r.status == expected[i].first);
+        CHECK_THAT(r.error, Catch::Contains(expected[i].second));
+        CHECK(r.error.find(kClientSecret) == std::string::npos);
+    }
+}
+
+TEST_CASE("absurd rate-limit headers are clamped and logged", "[auth]") {
+    AuthServer server;
+    server.http().Get("/events", [&](const httplib::Request&, httplib::Response& res) {
+        res.set_header("RateLimit-Remaining", "0");
+        res.set_header("RateLimit-Reset", "99999999");
+        res.set_content(kOneEvent, "application/json");
+    });
+    server.start();
+    CapturedLog log;
+    StopSignal stop;
+    CurlEventFetcher fetcher(FetchLimits{}, stop);
+    const FetchResult r = fetcher.fetch(source_at(server.url("/events")), Cursor::at_id(0), 10);
+    REQUIRE(r.status == Status::ok);
+    CHECK(r.hold_off == 24h);
+    CHECK_THAT(log.text(), Catch::Contains("clamped"));
+}
