@@ -356,10 +356,21 @@ std::variant<RequestAuth, FetchResult> request_auth(const Source& source, Shared
     return auth;
 }
 
+/// The server's clock (its Date header) when it sends one, else ours: a Unix
+/// reset time is the server's, and so is the wait until it.
+std::time_t server_time(CURL* easy) {
+    curl_header* header = nullptr;
+    if (curl_easy_header(easy, "Date", 0, CURLH_HEADER, -1, &header) == CURLHE_OK) {
+        const std::time_t date = curl_getdate(header->value, nullptr);
+        if (date != -1) return date;
+    }
+    return std::time(nullptr);
+}
+
 /// A spent rate limit in the response's headers; its note (an absurd
 /// value, clamped) logged once.
 std::chrono::seconds spent_rate_limit(CURL* easy, const Source& source) {
-    const RateLimitWait wait = rate_limit_wait(response_headers(easy), std::time(nullptr));
+    const RateLimitWait wait = rate_limit_wait(response_headers(easy), server_time(easy));
     if (!wait.note.empty()) spdlog::warn("source {}: rate-limit headers: {}", source.name, wait.note);
     return wait.wait;
 }

@@ -351,3 +351,19 @@ TEST_CASE("absurd rate-limit headers are clamped and logged", "[auth]") {
     CHECK(r.hold_off == 24h);
     CHECK_THAT(log.text(), Catch::Contains("clamped"));
 }
+
+TEST_CASE("a Unix reset time is counted on the server's clock (its Date header)", "[auth]") {
+    AuthServer server;
+    server.http().Get("/events", [&](const httplib::Request&, httplib::Response& res) {
+        res.set_header("Date", "Tue, 14 Nov 2023 22:13:20 GMT");  // 1700000000
+        res.set_header("X-RateLimit-Remaining", "0");
+        res.set_header("X-RateLimit-Reset", "1700000077");
+        res.set_content(kOneEvent, "application/json");
+    });
+    server.start();
+    StopSignal stop;
+    CurlEventFetcher fetcher(FetchLimits{}, stop);
+    const FetchResult r = fetcher.fetch(source_at(server.url("/events")), Cursor::at_id(0), 10);
+    REQUIRE(r.status == Status::ok);
+    CHECK(r.hold_off == 77s);
+}
