@@ -424,8 +424,8 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
         return FetchResult::failure(Status::failing, *why).because(Cause::network);
     auto auth = request_auth(source, access_tokens_);
     if (auto* failure = std::get_if<FetchResult>(&auth)) return std::move(*failure).because(Cause::network);
-    const RequestAuth& request_auth = std::get<RequestAuth>(auth);
-    append_lines(headers, request_auth.credentials.headers);
+    const RequestAuth& sent_auth = std::get<RequestAuth>(auth);
+    append_lines(headers, sent_auth.credentials.headers);
 
     CURL* easy = easy_.get();
     // Reset clears the previous source's options but keeps the handle's
@@ -437,7 +437,7 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     transfer.stop = &stop_;
     transfer.deadline = std::chrono::steady_clock::now() + request_timeout(source.endpoint);
     const std::string full_url =
-        with_query_parameters(request_url(source.endpoint.url, after_id, limit), request_auth.credentials.query);
+        with_query_parameters(request_url(source.endpoint.url, after_id, limit), sent_auth.credentials.query);
     if (const CURLcode rc = set_options(easy, full_url, source.endpoint, headers.get(), limits_, transfer);
         rc != CURLE_OK)
         return FetchResult::failure(Status::transient,
@@ -449,8 +449,8 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
 
     long code = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
-    if (code == 401 && request_auth.oauth2_token)
-        return oauth2_rejected(*access_tokens_, source, *request_auth.oauth2_token, url).because(Cause::http_status);
+    if (code == 401 && sent_auth.oauth2_token)
+        return oauth2_rejected(*access_tokens_, source, *sent_auth.oauth2_token, url).because(Cause::http_status);
     if (auto throttled = rate_limited(easy, code, source, url))
         return std::move(*throttled).because(Cause::http_status);
     if (code != 200) return http_failure(easy, code, url).because(Cause::http_status);
