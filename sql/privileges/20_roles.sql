@@ -34,6 +34,9 @@ BEGIN
         -- `status` and the loader's warning name sessions that hold a source's lock.
         GRANT SELECT ON tributary.foreign_locks TO tributary_loader;
         GRANT SELECT ON tributary.cursor_rewinds TO tributary_loader;
+        -- OAuth2 tokens it fetches and shares (migration 0009): no other role
+        -- reads them, not even the admin, who holds only the variables' names.
+        GRANT SELECT, INSERT, UPDATE ON tributary.access_tokens TO tributary_loader;
         GRANT EXECUTE ON FUNCTION
             tributary.loader_claim(int, int, bigint),
             tributary.loader_gate_succeeded(int, int, bigint, bigint, bigint, boolean, bigint),

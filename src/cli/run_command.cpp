@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -19,11 +20,13 @@
 #include "flag_checks.h"
 #include "http/body_budget.h"
 #include "http/curl_event_fetcher.h"
+#include "http/oauth2_token_request.h"
 #include "metrics/loader_metrics.h"
 #include "metrics/metrics_server.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
 #include "postgres/migrator.h"
+#include "postgres/postgres_access_tokens.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
 #include "postgres/postgres_source_turn.h"
@@ -119,6 +122,17 @@ bool run_worker(int index, const Shared& shared) {
         postgres::PostgresSourceRegistry catalog(session);
         postgres::PostgresSourceTurn turn(session);
         CurlEventFetcher fetcher(FetchLimits{}, shared.stop, &shared.body_budget);
+        // OAuth2 tokens on a session of their own, opened only when an
+        // OAuth2 source is first asked: the turn's session keeps its locks.
+        postgres::PostgresSession token_session(shared.db);
+        postgres::PostgresAccessTokens access_tokens(token_session);
+        SharedAccessToken shared_token(
+            access_tokens,
+            [](const Source& source) {
+                return request_oauth2_token(source, [](const char* n) { return std::getenv(n); });
+            },
+            shared.stop);
+        fetcher.share_access_tokens(shared_token);
         SystemClock clock(shared.stop, shared.hints);
         LoaderOptions loader_options;
         loader_options.worker = name;

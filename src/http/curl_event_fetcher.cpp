@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <mutex>
@@ -11,12 +12,20 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include <curl/curl.h>
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include "batch_parser.h"
 #include "body_budget.h"
+#include "core/shared_access_token.h"
+#include "curl_response_headers.h"
+#include "query_parameters.h"
+#include "rate_limit_headers.h"
+#include "request_credentials.h"
 
 namespace tributary {
 namespace {
@@ -125,6 +134,16 @@ std::string_view trimmed(std::string_view s) {
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+void append_line(HeaderList& list, const std::string& line) {
+    curl_slist* grown = curl_slist_append(list.get(), line.c_str());
+    if (grown == nullptr) throw std::bad_alloc();
+    if (!list) list.reset(grown);  // appending to a list keeps its head
+}
+
+void append_lines(HeaderList& list, const std::vector<std::string>& lines) {
+    for (const auto& line : lines) append_line(list, line);
+}
 
 // The source's headers (after a check that none smuggles in another line)
 // plus ours; the source may override Accept.
@@ -304,6 +323,82 @@ FetchResult transport_failure(CURLcode rc, const Transfer& transfer, const Fetch
                                 fmt::format("GET {} failed: {}", url, detail));
 }
 
+// ---- hooks: credentials into the request, rate limits out of the response ----
+
+const char* environment_variable(const char* name) { return std::getenv(name); }
+
+/// What a request carries for its source's auth: header lines, query
+/// parameters, and the shared OAuth2 token sent (for a 401 to reject).
+struct RequestAuth {
+    RequestCredentials credentials;
+    std::optional<AccessToken> oauth2_token;
+};
+
+std::variant<RequestAuth, FetchResult> request_auth(const Source& source, SharedAccessToken* access_tokens) {
+    auto read = request_credentials(source.endpoint.auth, environment_variable);
+    if (auto* failure = std::get_if<FetchResult>(&read)) return std::move(*failure);
+    RequestAuth auth{std::move(std::get<RequestCredentials>(read)), std::nullopt};
+    if (!source.endpoint.auth.oauth2) return auth;
+    if (access_tokens == nullptr)
+        return FetchResult::failure(Status::failing, "this loader cannot share OAuth2 tokens (no token store)");
+    std::variant<AccessToken, FetchResult> token = FetchResult{};
+    try {
+        token = access_tokens->token_for(source);
+    } catch (const std::exception& e) {
+        // The token store is the database: its outage is the source's
+        // transient failure here, like a network error.
+        return FetchResult::failure(Status::transient,
+                                    std::string("the shared OAuth2 token cannot be read: ") + e.what());
+    }
+    if (auto* failure = std::get_if<FetchResult>(&token)) return std::move(*failure);
+    auth.oauth2_token = std::get<AccessToken>(std::move(token));
+    auth.credentials.headers.push_back("Authorization: Bearer " + auth.oauth2_token->value);
+    return auth;
+}
+
+/// The server's clock (its Date header) when it sends one, else ours: a Unix
+/// reset time is the server's, and so is the wait until it.
+std::time_t server_time(CURL* easy) {
+    curl_header* header = nullptr;
+    if (curl_easy_header(easy, "Date", 0, CURLH_HEADER, -1, &header) == CURLHE_OK) {
+        const std::time_t date = curl_getdate(header->value, nullptr);
+        if (date != -1) return date;
+    }
+    return std::time(nullptr);
+}
+
+/// A spent rate limit in the response's headers; its note (an absurd
+/// value, clamped) logged once.
+std::chrono::seconds spent_rate_limit(CURL* easy, const Source& source) {
+    const RateLimitWait wait = rate_limit_wait(response_headers(easy), server_time(easy));
+    if (!wait.note.empty()) spdlog::warn("source {}: rate-limit headers: {}", source.name, wait.note);
+    return wait.wait;
+}
+
+/// 429 or 403 without Retry-After whose rate-limit headers say the limit is
+/// spent (GitHub answers 403 so): throttled until the reset.
+std::optional<FetchResult> rate_limited(CURL* easy, long code, const Source& source, const std::string& url) {
+    if ((code != 429 && code != 403) || retry_after(easy)) return std::nullopt;
+    const auto wait = spent_rate_limit(easy, source);
+    if (wait.count() == 0) return std::nullopt;
+    return FetchResult::failure(
+        Status::throttled,
+        fmt::format("HTTP {}{} from {}: rate limit spent, reset in {} s", code, reason_phrase(code), url, wait.count()),
+        wait);
+}
+
+/// 401 to an OAuth2 token: rejected for everyone; transient, since the next
+/// request asks for a new one.
+FetchResult oauth2_rejected(SharedAccessToken& access_tokens, const Source& source, const AccessToken& token,
+                            const std::string& url) {
+    access_tokens.rejected(source, token);
+    return FetchResult::failure(
+        Status::transient,
+        fmt::format("HTTP 401 Unauthorized from {}: the OAuth2 access token was rejected; the next request asks "
+                    "for a new one",
+                    url));
+}
+
 }  // namespace
 
 void CurlEventFetcher::EasyCleanup::operator()(void* easy) const noexcept { curl_easy_cleanup(easy); }
@@ -327,6 +422,10 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     HeaderList headers;
     if (auto why = build_headers(source.endpoint, headers))
         return FetchResult::failure(Status::failing, *why).because(Cause::network);
+    auto auth = request_auth(source, access_tokens_);
+    if (auto* failure = std::get_if<FetchResult>(&auth)) return std::move(*failure).because(Cause::network);
+    const RequestAuth& sent_auth = std::get<RequestAuth>(auth);
+    append_lines(headers, sent_auth.credentials.headers);
 
     CURL* easy = easy_.get();
     // Reset clears the previous source's options but keeps the handle's
@@ -337,7 +436,8 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     transfer.max_body = limits_.max_body_bytes;
     transfer.stop = &stop_;
     transfer.deadline = std::chrono::steady_clock::now() + request_timeout(source.endpoint);
-    const std::string full_url = request_url(source.endpoint.url, after_id, limit);
+    const std::string full_url =
+        with_query_parameters(request_url(source.endpoint.url, after_id, limit), sent_auth.credentials.query);
     if (const CURLcode rc = set_options(easy, full_url, source.endpoint, headers.get(), limits_, transfer);
         rc != CURLE_OK)
         return FetchResult::failure(Status::transient,
@@ -349,11 +449,17 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
 
     long code = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+    if (code == 401 && sent_auth.oauth2_token)
+        return oauth2_rejected(*access_tokens_, source, *sent_auth.oauth2_token, url).because(Cause::http_status);
+    if (auto throttled = rate_limited(easy, code, source, url))
+        return std::move(*throttled).because(Cause::http_status);
     if (code != 200) return http_failure(easy, code, url).because(Cause::http_status);
+    const auto hold_off = spent_rate_limit(easy, source);
     const char* content_type = nullptr;
     curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &content_type);
     if (!is_json(content_type)) return content_type_failure(content_type, url).because(Cause::invalid_batch);
     FetchResult result = parse_owned_batch(std::move(transfer.body), after_id, limit, limits_);
+    if (result.status == Status::ok) result.hold_off = hold_off;
     // The body is gone; what the batch keeps stays counted until it is stored.
     std::size_t kept = 0;
     for (const auto& event : result.events) kept += event.payload.capacity();

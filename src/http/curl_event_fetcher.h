@@ -10,6 +10,7 @@
 namespace tributary {
 
 class BodyBudget;
+class SharedAccessToken;
 
 /// The EventFetcher for `http` sources (DESIGN §3), on libcurl.
 ///
@@ -21,6 +22,11 @@ class BodyBudget;
 /// parse_owned_batch(). A body that cannot get its share of the process's
 /// BodyBudget -> transient.
 /// A stop requested on `stop` abandons the transfer in progress -> stopped.
+/// Credentials (EnvAuth) are read from the environment for each request
+/// (request_credentials.h); an OAuth2 source's token comes from the shared
+/// AccessTokens, and a 401 rejects it (transient: the next request renews
+/// it). Rate-limit headers (rate_limit_headers.h): a spent limit on a 200 ->
+/// hold_off; on a 429 or 403 without Retry-After -> throttled.
 /// Error messages name the URL without its query or user info, and never a
 /// header value: both may carry credentials.
 ///
@@ -40,6 +46,10 @@ public:
 
     FetchResult fetch(const Source& source, const Cursor& cursor, int limit) override;
 
+    /// Where OAuth2 sources (EnvAuth::oauth2) get their shared token; without
+    /// it they fail. `tokens` must outlive the fetcher.
+    void share_access_tokens(SharedAccessToken& tokens) { access_tokens_ = &tokens; }
+
 private:
     // `CURL` is a typedef of void in curl.h; spelled out here to keep curl.h
     // out of this header.
@@ -51,6 +61,7 @@ private:
     const StopSignal& stop_;
     BodyBudget* budget_;
     std::unique_ptr<void, EasyCleanup> easy_;
+    SharedAccessToken* access_tokens_ = nullptr;
 };
 
 }  // namespace tributary

@@ -112,7 +112,12 @@ TEST_CASE("each role does its job and nothing else", "[roles]") {
     run_tributary(admin_url, {"source", "add", "roles.spare", "--url", server.base_url() + "/nothing"});
     run_tributary(admin_url, {"source", "pause", "roles.spare"});
     run_tributary(admin_url, {"source", "resume", "roles.spare"});
+    // A source's OAuth2 token goes with it, though the admin may not read it.
+    db.exec(
+        "INSERT INTO tributary.access_tokens (source_id, value)"
+        " SELECT id, 'x' FROM tributary.sources WHERE name = 'roles.spare'");
     run_tributary(admin_url, {"source", "remove", "roles.spare"});
+    CHECK(db.scalar("SELECT count(*) FROM tributary.access_tokens") == "0");
     run_tributary(admin_url, {"group", "create", "g", "--pattern", "roles.>", "--from", "beginning"});
     run_tributary(admin_url, {"group", "create", "g2", "--pattern", "roles.>", "--from", "beginning"});
 
@@ -154,6 +159,7 @@ TEST_CASE("each role does its job and nothing else", "[roles]") {
         CHECK(denied(consumer_url, "UPDATE tributary.consumer_groups SET cursor_seq = 0"));
         CHECK(denied(consumer_url, "SELECT tributary.group_create('mine')"));
         CHECK(denied(consumer_url, "SELECT tributary.loader_claim(1, 1, 1000)"));
+        CHECK(denied(consumer_url, "SELECT * FROM tributary.access_tokens"));
         run_tributary(consumer_url, {"source", "list"}, 1);
         run_tributary(consumer_url, {"status"}, 1);
     }
@@ -161,6 +167,7 @@ TEST_CASE("each role does its job and nothing else", "[roles]") {
         CHECK(denied(loader_url, "SELECT tributary.group_create('mine')"));
         CHECK(denied(loader_url, "SELECT * FROM tributary.consumer_read('g', 'x')"));
         CHECK(denied(loader_url, "SELECT * FROM tributary.consumer_groups"));
+        CHECK_FALSE(denied(loader_url, "SELECT * FROM tributary.access_tokens"));
         CHECK(denied(loader_url, "DELETE FROM tributary.sources"));
         CHECK(denied(loader_url, "INSERT INTO tributary.sources (name, url) VALUES ('x', 'http://x')"));
         run_tributary(loader_url, {"group", "create", "mine"}, 1);
@@ -168,6 +175,8 @@ TEST_CASE("each role does its job and nothing else", "[roles]") {
     SECTION("the admin runs no loader turn and reads no batch") {
         CHECK(denied(admin_url, "SELECT tributary.loader_claim(1, 1, 1000)"));
         CHECK(denied(admin_url, "SELECT * FROM tributary.consumer_read('g', 'x')"));
+        // OAuth2 tokens are the loader's alone: the admin holds only the variables' names.
+        CHECK(denied(admin_url, "SELECT * FROM tributary.access_tokens"));
         CHECK(denied(admin_url,
                      "INSERT INTO tributary.events (source_id, event_id, payload)"
                      " VALUES (1, 999, '{}')"));
