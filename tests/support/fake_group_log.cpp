@@ -11,7 +11,8 @@ void FakeGroupState::produce(int n) {
     std::lock_guard<std::mutex> guard(mutex);
     const auto first = static_cast<std::int64_t>(fresh.size() + 1);
     for (std::int64_t i = first; i < first + n; ++i)
-        fresh.push_back(LoggedEvent{i, i % 2 ? "orders.eu" : "orders.us", i, "{\"n\":" + std::to_string(i) + "}", ""});
+        fresh.push_back(LoggedEvent{i, i % 2 ? "orders.eu" : "orders.us", i, std::to_string(i),
+                                    "{\"n\":" + std::to_string(i) + "}", ""});
 }
 
 std::vector<std::int64_t> FakeGroupState::acked() const {
