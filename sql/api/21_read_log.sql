@@ -9,14 +9,29 @@
 -- to pg_catalog, so every name of ours is written tributary.x): a caller
 -- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
--- everything here is CREATE OR REPLACE.
+-- everything here is CREATE OR REPLACE, after dropping a function whose
+-- result lacks a column added since (a result's shape cannot be replaced;
+-- sql/privileges/ grants it again in the same transaction).
+
+-- read_log's rows gained event_key, last (migration 0008). A database whose
+-- read_log returns the older rows gets it anew.
+DO $$
+BEGIN
+    IF to_regprocedure('tributary.read_log(text, xid8, bigint, int)') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.read_log(text, xid8, bigint, int)')
+                          AND 'event_key' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.read_log(text, xid8, bigint, int);
+    END IF;
+END $$;
 
 -- Up to p_max events after position (p_after_tx, p_after_seq) (NULL: the
 -- beginning) from sources matching p_pattern, under the same watermark as
 -- consumer_read. Stateless: the caller remembers the last (tx_id, seq).
+-- event_key and event_id as consumer_read's.
 -- Called by: consumers without a group; `tributary tail`.
 CREATE OR REPLACE FUNCTION tributary.read_log(p_pattern text, p_after_tx xid8, p_after_seq bigint, p_max int DEFAULT 1000)
-RETURNS TABLE (tx_id xid8, seq bigint, source text, event_id bigint, payload jsonb, loaded_at timestamptz)
+RETURNS TABLE (tx_id xid8, seq bigint, source text, event_id bigint, payload jsonb, loaded_at timestamptz,
+               event_key text)
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
@@ -26,7 +41,7 @@ BEGIN
         RAISE EXCEPTION 'invalid batch size %: use 1 to 100000', p_max USING ERRCODE = '22023';
     END IF;
     RETURN QUERY
-    SELECT e.tx_id, e.seq, s.name, e.event_id, e.payload, e.loaded_at
+    SELECT e.tx_id, e.seq, s.name, e.event_id, e.payload, e.loaded_at, coalesce(e.event_key, e.event_id::text)
       FROM (SELECT e.* FROM tributary.events e
              WHERE (e.tx_id, e.seq) > (coalesce(p_after_tx, '0'::xid8), coalesce(p_after_seq, 0))
                AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())

@@ -9,15 +9,31 @@
 -- to pg_catalog, so every name of ours is written tributary.x): a caller
 -- needs EXECUTE on them, not the tables behind them (sql/privileges/).
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
--- everything here is CREATE OR REPLACE.
+-- everything here is CREATE OR REPLACE, after dropping a function whose
+-- result lacks a column added since (a result's shape cannot be replaced;
+-- sql/privileges/ grants it again in the same transaction).
+
+-- consumer_read's rows gained event_key, last (migration 0008). A database
+-- whose consumer_read returns the older rows gets it anew.
+DO $$
+BEGIN
+    IF to_regprocedure('tributary.consumer_read(text, text, int)') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.consumer_read(text, text, int)')
+                          AND 'event_key' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.consumer_read(text, text, int);
+    END IF;
+END $$;
 
 -- A batch of up to p_max events for consumer p_consumer of group p_group,
 -- leased for the group's lease: in order of preference an expired batch taken
 -- over, one due retry, or fresh events. No rows: nothing to do now.
+-- event_key is the key of every event as text, whatever its source's paging
+-- style; event_id is the integer key of an after-id source's event, NULL for
+-- a source keyed by text.
 -- Called by: consumers; `tributary consume`.
 CREATE OR REPLACE FUNCTION tributary.consumer_read(p_group text, p_consumer text, p_max int DEFAULT 1000)
 RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
-               event_id bigint, payload jsonb, loaded_at timestamptz)
+               event_id bigint, payload jsonb, loaded_at timestamptz, event_key text)
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column

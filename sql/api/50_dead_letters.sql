@@ -35,9 +35,12 @@ BEGIN
     RETURN v_count;
 END $$;
 
+-- event_key and event_id as consumer_read's (event_key came later, so it
+-- is the last column: a view can only grow at its end).
 -- Called by: admins and consumers; `tributary dlq list`.
 CREATE OR REPLACE VIEW tributary.dead_letters AS
-SELECT g.name AS group_name, d.seq, s.name AS source, e.event_id, e.payload, d.deliveries, d.last_error, d.failed_at
+SELECT g.name AS group_name, d.seq, s.name AS source, e.event_id, e.payload, d.deliveries, d.last_error, d.failed_at,
+       coalesce(e.event_key, e.event_id::text) AS event_key
   FROM tributary.consumer_dead_letters d
   JOIN tributary.consumer_groups g ON g.id = d.group_id
   JOIN tributary.events e ON e.seq = d.seq

@@ -5,15 +5,36 @@
 -- Internal (sql/internal/): steps of the public functions and the loader's
 -- own functions. Nothing outside tributary should call them.
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
--- everything here is CREATE OR REPLACE.
+-- everything here is CREATE OR REPLACE, after dropping a function whose
+-- result lacks a column added since (a result's shape cannot be replaced).
+
+-- The rows of a read gained event_key, last (migration 0008: sources keyed
+-- by text have no event_id). A database whose batch_events or read_fresh
+-- returns the older rows gets them anew.
+DO $$
+BEGIN
+    IF to_regprocedure('tributary.batch_events(tributary.consumer_batches)') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.batch_events(tributary.consumer_batches)')
+                          AND 'event_key' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.batch_events(tributary.consumer_batches);
+    END IF;
+    IF to_regprocedure('tributary.read_fresh(tributary.consumer_groups, text, int)') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.read_fresh(tributary.consumer_groups, text, int)')
+                          AND 'event_key' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.read_fresh(tributary.consumer_groups, text, int);
+    END IF;
+END $$;
 
 -- The rows consumer_read returns for a batch that is already in the table.
+-- event_key is every event's key as text: events.event_key, or the event_id
+-- of a source keyed by id (whose event_key is NULL in the table).
 -- Called by: consumer_read.
 CREATE OR REPLACE FUNCTION tributary.batch_events(b tributary.consumer_batches)
 RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
-               event_id bigint, payload jsonb, loaded_at timestamptz)
+               event_id bigint, payload jsonb, loaded_at timestamptz, event_key text)
 LANGUAGE sql STABLE AS $$
-SELECT b.id, b.lease_token, b.delivery, e.seq, s.name, e.event_id, e.payload, e.loaded_at
+SELECT b.id, b.lease_token, b.delivery, e.seq, s.name, e.event_id, e.payload, e.loaded_at,
+       coalesce(e.event_key, e.event_id::text)
   FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id
  WHERE e.seq = ANY (b.seqs)
  ORDER BY e.tx_id, e.seq $$;
@@ -139,7 +160,7 @@ SELECT ARRAY(SELECT unnest(b.source_ids) FROM tributary.consumer_batches b WHERE
 -- Called by: consumer_read.
 CREATE OR REPLACE FUNCTION tributary.read_fresh(g tributary.consumer_groups, p_consumer text, p_max int)
 RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
-               event_id bigint, payload jsonb, loaded_at timestamptz)
+               event_id bigint, payload jsonb, loaded_at timestamptz, event_key text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -152,7 +173,8 @@ DECLARE
 BEGIN
     RETURN QUERY
     WITH candidates AS MATERIALIZED (
-        SELECT e.seq, e.tx_id, e.source_id, e.event_id, e.payload, e.loaded_at
+        SELECT e.seq, e.tx_id, e.source_id, e.event_id, e.payload, e.loaded_at,
+               coalesce(e.event_key, e.event_id::text) AS event_key
           FROM tributary.events e
          WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
            AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -187,7 +209,7 @@ BEGIN
         HAVING count(*) > 0
         RETURNING id, lease_token, delivery
     )
-    SELECT b.id, b.lease_token, b.delivery, p.seq, s.name, p.event_id, p.payload, p.loaded_at
+    SELECT b.id, b.lease_token, b.delivery, p.seq, s.name, p.event_id, p.payload, p.loaded_at, p.event_key
       FROM picked p CROSS JOIN batch b JOIN tributary.sources s ON s.id = p.source_id
      ORDER BY p.tx_id, p.seq;
 END $$;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -6,6 +7,7 @@
 
 #include "command.h"
 #include "flag_checks.h"
+#include "nullable_json.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_session.h"
 #include "raw_json.h"
@@ -26,7 +28,8 @@ void print_json(const std::vector<postgres::DeadLetter>& rows) {
         const auto& d = rows[i];
         const nlohmann::ordered_json fields = {{"seq", d.seq},
                                                {"source", d.source},
-                                               {"event_id", d.event_id},
+                                               {"event_id", nullable_json(d.event_id)},
+                                               {"event_key", d.event_key},
                                                {"deliveries", d.deliveries},
                                                {"last_error", d.last_error},
                                                {"failed_at", d.failed_at}};
@@ -35,12 +38,21 @@ void print_json(const std::vector<postgres::DeadLetter>& rows) {
     std::cout << (rows.empty() ? "]\n" : "\n]\n");
 }
 
+/// The key column: as wide as the longest key (text keys such as Stripe's
+/// evt_... are longer than ids), at least as wide as an id's.
+int key_width(const std::vector<postgres::DeadLetter>& rows) {
+    std::size_t widest = 10;
+    for (const auto& d : rows) widest = std::max(widest, d.event_key.size());
+    return static_cast<int>(widest + 2);
+}
+
 void print_table(const std::vector<postgres::DeadLetter>& rows) {
-    std::cout << std::left << std::setw(12) << "SEQ" << std::setw(24) << "SOURCE" << std::setw(12) << "EVENT ID"
+    const int key = key_width(rows);
+    std::cout << std::left << std::setw(12) << "SEQ" << std::setw(24) << "SOURCE" << std::setw(key) << "EVENT KEY"
               << std::setw(11) << "DELIVERIES" << std::setw(32) << "FAILED AT"
               << "LAST ERROR\n";
     for (const auto& d : rows)
-        std::cout << std::left << std::setw(12) << d.seq << std::setw(24) << d.source << std::setw(12) << d.event_id
+        std::cout << std::left << std::setw(12) << d.seq << std::setw(24) << d.source << std::setw(key) << d.event_key
                   << std::setw(11) << d.deliveries << std::setw(32) << d.failed_at << first_line(d.last_error) << "\n";
 }
 

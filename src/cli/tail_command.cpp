@@ -9,6 +9,7 @@
 #include "core/idle_pause.h"
 #include "core/outage_log.h"
 #include "core/stop_signal.h"
+#include "nullable_json.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
 #include "postgres/postgres_log_reader.h"
@@ -30,7 +31,10 @@ struct TailOptions {
 };
 
 std::string ndjson_line(const postgres::PositionedEvent& e) {
-    const nlohmann::ordered_json fields = {{"seq", e.position.seq}, {"source", e.source}, {"event_id", e.event_id}};
+    const nlohmann::ordered_json fields = {{"seq", e.position.seq},
+                                           {"source", e.source},
+                                           {"event_id", nullable_json(e.event_id)},
+                                           {"event_key", e.event_key}};
     std::string line = with_raw_member(fields, "payload", e.payload);
     line.pop_back();
     return line + ",\"loaded_at\":" + nlohmann::json(e.loaded_at).dump() + "}\n";

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,12 @@ namespace tributary {
 struct LoggedEvent {
     std::int64_t seq = 0;
     std::string source;  ///< the source's name
-    std::int64_t event_id = 0;
+    /// The event's integer key, for a source read after-id; none for a
+    /// source keyed by text (every other paging style).
+    std::optional<std::int64_t> event_id;
+    /// The event's key as text, for every source: event_id's digits, or the
+    /// key as stored (a composite key is the JSON array of its parts).
+    std::string event_key;
     /// The payload's JSON text as PostgreSQL returns it: passed on, never
     /// parsed or re-serialised by the core.
     std::string payload;

@@ -34,8 +34,9 @@ struct GroupStatus {
 struct DeadLetter {
     std::int64_t seq = 0;
     std::string source;
-    std::int64_t event_id = 0;
-    std::string payload;  ///< JSON text as PostgreSQL returns it
+    std::optional<std::int64_t> event_id;  ///< as LoggedEvent's
+    std::string event_key;                 ///< as LoggedEvent's
+    std::string payload;                   ///< JSON text as PostgreSQL returns it
     int deliveries = 0;
     std::string last_error;
     std::string failed_at;
@@ -52,7 +53,8 @@ struct LogPosition {
 struct PositionedEvent {
     LogPosition position;
     std::string source;
-    std::int64_t event_id = 0;
+    std::optional<std::int64_t> event_id;  ///< as LoggedEvent's
+    std::string event_key;                 ///< as LoggedEvent's
     std::string payload;
     std::string loaded_at;
 };

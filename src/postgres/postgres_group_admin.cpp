@@ -1,6 +1,7 @@
 #include "postgres_group_admin.h"
 
 #include "core/group_log.h"
+#include "optional_field.h"
 #include "postgres/statements.h"
 #include "sql_errors.h"
 
@@ -82,10 +83,10 @@ std::vector<DeadLetter> PostgresGroupAdmin::dead_letters(const std::string& grou
             throw GroupNotFound("no consumer group named '" + group + "' (see `tributary group list`)");
         std::vector<DeadLetter> out;
         for (const auto& row : tx.exec_params(sql::dead_letters, group))
-            out.push_back(DeadLetter{row[0].as<std::int64_t>(), row[1].as<std::string>(), row[2].as<std::int64_t>(),
-                                     row[3].as<std::string>(), row[4].as<int>(),
-                                     row[5].is_null() ? std::string() : row[5].as<std::string>(),
-                                     row[6].as<std::string>()});
+            out.push_back(
+                DeadLetter{row[0].as<std::int64_t>(), row[1].as<std::string>(), optional_field<std::int64_t>(row[2]),
+                           row[3].as<std::string>(), row[4].as<std::string>(), row[5].as<int>(),
+                           row[6].is_null() ? std::string() : row[6].as<std::string>(), row[7].as<std::string>()});
         return out;
     });
 }

@@ -1,5 +1,6 @@
 #include "postgres_group_log.h"
 
+#include "optional_field.h"
 #include "postgres/statements.h"
 #include "sql_errors.h"
 
@@ -23,8 +24,8 @@ LeasedBatch to_batch(const pqxx::result& rows) {
     batch.events.reserve(rows.size());
     for (const auto& row : rows)
         batch.events.push_back(LoggedEvent{row[3].as<std::int64_t>(), row[4].as<std::string>(),
-                                           row[5].as<std::int64_t>(), row[6].as<std::string>(),
-                                           row[7].as<std::string>()});
+                                           optional_field<std::int64_t>(row[5]), row[6].as<std::string>(),
+                                           row[7].as<std::string>(), row[8].as<std::string>()});
     return batch;
 }
 

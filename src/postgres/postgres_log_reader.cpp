@@ -1,5 +1,6 @@
 #include "postgres_log_reader.h"
 
+#include "optional_field.h"
 #include "postgres/statements.h"
 #include "sql_errors.h"
 
@@ -34,9 +35,10 @@ std::vector<PositionedEvent> PostgresLogReader::read(const std::string& pattern,
             for (const auto& row : tx.exec_prepared(kReadLog, pattern, after.tx_id, after.seq, max))
                 out.push_back(PositionedEvent{{row[0].as<std::string>(), row[1].as<std::int64_t>()},
                                               row[2].as<std::string>(),
-                                              row[3].as<std::int64_t>(),
+                                              optional_field<std::int64_t>(row[3]),
                                               row[4].as<std::string>(),
-                                              row[5].as<std::string>()});
+                                              row[5].as<std::string>(),
+                                              row[6].as<std::string>()});
             return out;
         });
     } catch (const pqxx::sql_error& e) {

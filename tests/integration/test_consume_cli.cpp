@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <random>
 #include <regex>
@@ -62,6 +63,7 @@ TEST_CASE("consume --exec hands every matching event once, as NDJSON, with the p
         CHECK((source == "orders.eu" || source == "orders.us"));
         CHECK(line.at("payload").at("source") == source);
         CHECK(line.at("payload").at("n") == line.at("event_id"));
+        CHECK(line.at("event_key") == std::to_string(line.at("event_id").get<std::int64_t>()));
         CHECK(line.at("delivery") == 1);
     }
     CHECK(std::vector<std::int64_t>(seen.begin(), seen.end()) == expected);
@@ -203,6 +205,8 @@ TEST_CASE("consume: a poison event goes to the dead letters after exactly max-de
     const auto dead = nlohmann::json::parse(run_tributary(rig.url(), {"dlq", "list", "g", "--json"}).out);
     REQUIRE(dead.size() == 1);
     CHECK(dead[0]["seq"] == poison_seq);
+    CHECK(dead[0]["event_id"] == 7);
+    CHECK(dead[0]["event_key"] == "7");
     CHECK(dead[0]["deliveries"] == 3);
     CHECK(dead[0]["payload"]["poison"] == true);
     CHECK(dead[0]["last_error"].get<std::string>().find("poison event here") != std::string::npos);
@@ -221,6 +225,51 @@ TEST_CASE("consume: a poison event goes to the dead letters after exactly max-de
     status = rig.group("g");
     CHECK(status["retries_waiting"] == 0);
     CHECK(status["dead_letters"] == 0);
+}
+
+TEST_CASE("consume and dlq: an event of a source keyed by text has its key as event_key and a null event_id",
+          "[consume]") {
+    ConsumeRig rig;
+    rig.add_sources({"orders.eu"});
+    rig.add_keyed_source("stripe.events");
+    rig.add_events("orders.eu", 3);
+    rig.add_keyed_events("stripe.events", {"evt_1", "evt_2", R"(["42","2024-05-01T10:00:00Z"])"}, {"evt_2"});
+    run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning", "--max-deliveries", "1"});
+    const std::string command =
+        "input=$(cat); case \"$input\" in *poison*) exit 1;; esac; printf '%s\\n' \"$input\" >> " + rig.path("out");
+
+    REQUIRE(wait_until(
+        [&] {
+            run_tributary(rig.url(), {"consume", "g", "--batch", "1", "--until-idle", "--exec", command});
+            return rig.seq_counts("out").size() == 5 && rig.group("g")["dead_letters"] == 1;
+        },
+        30s));
+
+    std::vector<std::string> keys;
+    for (const auto& line : rig.lines("out")) {
+        const auto key = line.at("event_key").get<std::string>();  // a JSON string for every source
+        keys.push_back(key);
+        if (line.at("source") == "orders.eu") {
+            CHECK(line.at("payload").at("n") == line.at("event_id"));
+            CHECK(key == std::to_string(line.at("event_id").get<std::int64_t>()));
+        } else {
+            CHECK(line.at("source") == "stripe.events");
+            CHECK(line.at("event_id").is_null());
+            CHECK(line.at("payload").at("key") == key);
+        }
+    }
+    std::sort(keys.begin(), keys.end());
+    CHECK(keys == std::vector<std::string>{"1", "2", "3", R"(["42","2024-05-01T10:00:00Z"])", "evt_1"});
+
+    const auto dead = nlohmann::json::parse(run_tributary(rig.url(), {"dlq", "list", "g", "--json"}).out);
+    REQUIRE(dead.size() == 1);
+    CHECK(dead[0]["source"] == "stripe.events");
+    CHECK(dead[0]["event_id"].is_null());
+    CHECK(dead[0]["event_key"] == "evt_2");
+    CHECK(dead[0]["payload"]["key"] == "evt_2");
+    const auto table = run_tributary(rig.url(), {"dlq", "list", "g"}).out;
+    CHECK(std::regex_search(table, std::regex("EVENT KEY")));
+    CHECK(std::regex_search(table, std::regex("\\n\\d+ +stripe\\.events +evt_2 +1 ")));
 }
 
 TEST_CASE("consume: SIGTERM with a batch in hand finishes it, acks it, reads no more and exits 0", "[consume]") {

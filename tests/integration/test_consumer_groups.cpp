@@ -14,6 +14,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -21,8 +22,10 @@
 #include <pqxx/pqxx>
 
 #include "support/test_database.h"
+#include "support/tributary_cli.h"
 
 using namespace std::chrono_literals;
+using tributary::testing::run_tributary;
 using tributary::testing::TestDatabase;
 
 namespace {
@@ -33,12 +36,18 @@ struct Batch {
     int delivery = 0;
     std::vector<std::int64_t> seqs;
     std::vector<std::string> sources;
-    std::vector<std::int64_t> event_ids;
+    std::vector<std::optional<std::int64_t>> event_ids;  ///< none for a source keyed by text
+    std::vector<std::string> event_keys;
     std::vector<std::string> payloads;
 
     bool empty() const { return seqs.empty(); }
     bool holds(std::int64_t seq) const { return std::find(seqs.begin(), seqs.end(), seq) != seqs.end(); }
 };
+
+/// Event ids of a source read after-id, as a batch holds them.
+std::vector<std::optional<std::int64_t>> ids(std::initializer_list<std::int64_t> values) {
+    return {values.begin(), values.end()};
+}
 
 std::string array_literal(const std::vector<std::int64_t>& values) {
     std::string text = "{";
@@ -55,7 +64,7 @@ public:
     Batch read(int max = 1000) {
         pqxx::nontransaction tx(connection_);
         const auto rows = tx.exec_params(
-            "SELECT batch_id, lease_token, delivery, seq, source, event_id, payload::text "
+            "SELECT batch_id, lease_token, delivery, seq, source, event_id, payload::text, event_key "
             "FROM tributary.consumer_read($1, $2, $3)",
             group_, name_, max);
         Batch batch;
@@ -65,8 +74,10 @@ public:
             batch.delivery = row[2].as<int>();
             batch.seqs.push_back(row[3].as<std::int64_t>());
             batch.sources.push_back(row[4].as<std::string>());
-            batch.event_ids.push_back(row[5].as<std::int64_t>());
+            batch.event_ids.push_back(row[5].is_null() ? std::nullopt
+                                                       : std::optional<std::int64_t>(row[5].as<std::int64_t>()));
             batch.payloads.push_back(row[6].as<std::string>());
+            batch.event_keys.push_back(row[7].as<std::string>());
         }
         return batch;
     }
@@ -148,14 +159,13 @@ std::string sqlstate_of(F run) {
     return "none";
 }
 
-/// Reads and acks until nothing comes for a while; returns "source:event_id" of everything acked.
+/// Reads and acks until nothing comes for a while; returns "source:event_key" of everything acked.
 std::multiset<std::string> drain(Consumer& consumer, std::chrono::milliseconds quiet = 300ms) {
     std::multiset<std::string> seen;
     for (;;) {
         const auto batch = consumer.read_soon(1000, quiet);
         if (batch.empty()) return seen;
-        for (std::size_t i = 0; i < batch.seqs.size(); ++i)
-            seen.insert(batch.sources[i] + ":" + std::to_string(batch.event_ids[i]));
+        for (std::size_t i = 0; i < batch.seqs.size(); ++i) seen.insert(batch.sources[i] + ":" + batch.event_keys[i]);
         REQUIRE(consumer.ack(batch));
     }
 }
@@ -536,7 +546,7 @@ TEST_CASE("an ordered group never has two batches of one source in flight, and k
         CHECK(consumers[1]->read(3).empty());  // a4 comes next: a is busy
         CHECK(consumers[0]->ack(first));
         const auto second = consumers[1]->read(3);
-        CHECK(second.event_ids == std::vector<std::int64_t>{4, 5, 1});
+        CHECK(second.event_ids == ids({4, 5, 1}));
         CHECK(second.sources == std::vector<std::string>{"a", "a", "b"});
     }
 
@@ -567,7 +577,7 @@ TEST_CASE("an ordered group never has two batches of one source in flight, and k
                 REQUIRE(consumer->ack(batch, failed));
                 for (std::size_t i = 0; i < batch.seqs.size(); ++i)
                     if (std::find(failed.begin(), failed.end(), batch.seqs[i]) == failed.end()) {
-                        done[batch.sources[i]].push_back(batch.event_ids[i]);
+                        done[batch.sources[i]].push_back(batch.event_ids[i].value());
                         ++acked;
                     }
             }
@@ -651,7 +661,7 @@ TEST_CASE("group_status, from, reset and delete", "[consumer]") {
         CHECK(status_of(db, "later").events_behind == 2);
         Consumer consumer(db.url(), "t", "c");
         const auto batch = consumer.read_soon();
-        CHECK(batch.event_ids == std::vector<std::int64_t>{6, 7, 8, 9, 10, 11, 12});
+        CHECK(batch.event_ids == ids({6, 7, 8, 9, 10, 11, 12}));
         CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_create('x', '>', 'yesterday-ish')"); }) == "22023");
         CHECK(sqlstate_of([&] { db.exec("SELECT tributary.group_reset('b', 'nowhere')"); }) == "22023");
     }
@@ -699,6 +709,86 @@ TEST_CASE("read_log and log_position: stateless reads under the same watermark",
                          end[0][1].as<std::int64_t>())
               .empty());
     CHECK(sqlstate_of([&] { tx.exec("SELECT * FROM tributary.read_log('a..b', NULL, NULL)"); }) == "22023");
+}
+
+TEST_CASE("a source keyed by text: every read gives its key as event_key and a NULL event_id; after-id unchanged",
+          "[consumer]") {
+    TestDatabase db;
+    const int orders = add_source(db, "orders.eu");
+    run_tributary(db.url(), {"source", "add", "stripe.events", "--url", "http://127.0.0.1:9/v1/events", "--paginate",
+                             "after-key", "--records", "/data", "--key", "/key"});
+    const auto stripe = db.scalar("SELECT id FROM tributary.sources WHERE name = 'stripe.events'");
+    const std::string composite = R"(["42","2024-05-01T10:00:00Z"])";
+    {
+        // One transaction: every read sees all four events or none.
+        pqxx::connection connection(db.url());
+        pqxx::work tx(connection);
+        tx.exec_params(
+            "INSERT INTO tributary.events (source_id, event_key, payload)"
+            " VALUES ($1, 'evt_1', '{\"id\": \"evt_1\"}'), ($1, $2, '{}')",
+            std::stoi(stripe), composite);
+        insert_events(tx, orders, 7, 2);
+        tx.commit();
+    }
+    // What consumers are told of each event, in log order.
+    const std::vector<std::string> expected = {"stripe.events evt_1 NULL", "stripe.events " + composite + " NULL",
+                                               "orders.eu 7 7", "orders.eu 8 8"};
+    const auto described = [](const Batch& batch) {
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < batch.seqs.size(); ++i)
+            out.push_back(batch.sources[i] + " " + batch.event_keys[i] + " " +
+                          (batch.event_ids[i] ? std::to_string(*batch.event_ids[i]) : "NULL"));
+        return out;
+    };
+
+    SECTION("fresh reads") {
+        db.exec("SELECT tributary.group_create('g', '>', 'beginning')");
+        Consumer consumer(db.url(), "g", "c");
+        const auto batch = consumer.read_soon();
+        CHECK(described(batch) == expected);
+        CHECK(batch.payloads[0] == R"({"id": "evt_1"})");
+        CHECK(consumer.ack(batch));
+    }
+
+    SECTION("retries and expired batches, which are read again from the batch") {
+        db.exec("SELECT tributary.group_create('g', '>', 'beginning', p_max_deliveries => 5, p_lease => '1 hour')");
+        db.exec("UPDATE tributary.consumer_groups SET retry_base = '0'");
+        Consumer consumer(db.url(), "g", "c");
+        const auto first = consumer.read_soon(1);
+        REQUIRE(first.seqs.size() == 1);
+        CHECK(consumer.fail(first, "again"));
+        const auto retried = consumer.read_soon(1);
+        CHECK(retried.delivery == 2);
+        CHECK(described(retried) == std::vector<std::string>{expected[0]});
+
+        const auto rest = consumer.read_soon(3);
+        db.exec("UPDATE tributary.consumer_batches SET leased_until = now() - interval '1 second' WHERE id = " +
+                std::to_string(rest.id));
+        const auto taken_over = consumer.read(3);
+        CHECK(taken_over.id == rest.id);
+        CHECK(taken_over.delivery == 2);
+        CHECK(described(taken_over) == std::vector<std::string>(expected.begin() + 1, expected.end()));
+    }
+
+    SECTION("dead letters") {
+        db.exec("SELECT tributary.group_create('g', 'stripe.*', 'beginning', p_max_deliveries => 1)");
+        Consumer consumer(db.url(), "g", "c");
+        const auto batch = consumer.read_soon(1);
+        REQUIRE(batch.seqs.size() == 1);
+        CHECK(consumer.fail(batch, "no"));
+        CHECK(db.scalar("SELECT source || ' ' || event_key || ' ' || coalesce(event_id::text, 'NULL')"
+                        " FROM tributary.dead_letters WHERE group_name = 'g'") == expected[0]);
+    }
+
+    SECTION("read_log") {
+        pqxx::connection connection(db.url());
+        pqxx::nontransaction tx(connection);
+        std::vector<std::string> read;
+        for (const auto& row : tx.exec("SELECT source || ' ' || event_key || ' ' || coalesce(event_id::text, 'NULL')"
+                                       " FROM tributary.read_log('>', NULL, NULL)"))
+            read.push_back(row[0].as<std::string>());
+        CHECK(read == expected);
+    }
 }
 
 TEST_CASE("four consumers and two loaders at once: every event acked exactly once, none skipped", "[consumer]") {

@@ -25,8 +25,10 @@ public:
     virtual ~Subject() = default;
     virtual GroupLog& log() = 0;
     virtual std::unique_ptr<GroupLog> log_of_missing_group() = 0;
-    /// Adds `n` events to the group's log, committed.
+    /// Adds `n` events of a source read after-id to the group's log, committed.
     virtual void produce(int n) = 0;
+    /// Adds an event per key of a source keyed by text, committed.
+    virtual void produce_keyed(const std::vector<std::string>& keys) = 0;
 };
 
 class FakeSubject : public Subject {
@@ -37,6 +39,7 @@ public:
         return std::make_unique<fakes::FakeGroupLog>(missing_);
     }
     void produce(int n) override { state_.produce(n); }
+    void produce_keyed(const std::vector<std::string>& keys) override { state_.produce_keyed(keys); }
 
 private:
     fakes::FakeGroupState state_, missing_;
@@ -47,12 +50,14 @@ class PostgresSubject : public Subject {
 public:
     PostgresSubject() {
         rig_.add_sources({"c.one"});
+        rig_.add_keyed_source("c.keyed");
         run_tributary(rig_.url(), {"group", "create", "g", "--from", "beginning"});
         log_ = postgres::open_group_log(rig_.url(), "g");
     }
     GroupLog& log() override { return *log_; }
     std::unique_ptr<GroupLog> log_of_missing_group() override { return postgres::open_group_log(rig_.url(), "nope"); }
     void produce(int n) override { rig_.add_events("c.one", n); }
+    void produce_keyed(const std::vector<std::string>& keys) override { rig_.add_keyed_events("c.keyed", keys); }
 
 private:
     ConsumeRig rig_;
@@ -92,6 +97,27 @@ void check_contract(Subject& subject) {
         CHECK(second->events.size() == 2);
         CHECK(second->events.front().seq > first->events.back().seq);
         CHECK_FALSE(log.read("contract", 10).has_value());
+    }
+
+    SECTION("every event carries its key as text; only an after-id source's has an event_id") {
+        subject.produce(1);
+        const std::string composite = R"(["42","2024-05-01T10:00:00Z"])";
+        subject.produce_keyed({"evt_1", composite});
+        std::vector<LoggedEvent> events;
+        while (events.size() < 3) {
+            const auto batch = read_soon(log, 10);
+            REQUIRE(batch);
+            events.insert(events.end(), batch->events.begin(), batch->events.end());
+            CHECK(log.ack(*batch));
+        }
+        REQUIRE(events.size() == 3);
+        REQUIRE(events[0].event_id.has_value());
+        CHECK(events[0].event_key == std::to_string(*events[0].event_id));
+        CHECK_FALSE(events[1].event_id.has_value());
+        CHECK(events[1].event_key == "evt_1");
+        CHECK(events[1].payload.find("evt_1") != std::string::npos);
+        CHECK_FALSE(events[2].event_id.has_value());
+        CHECK(events[2].event_key == composite);
     }
 
     SECTION("ack, extend and fail take the lease token; a second settlement is refused") {

@@ -1,11 +1,16 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <pqxx/pqxx>
 
+#include "core/group_log.h"
 #include "postgres/migrator.h"
+#include "postgres/postgres_group_log.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
 
@@ -22,6 +27,42 @@ std::string schema_fingerprint(const TestDatabase& db) {
         "SELECT string_agg(table_name || '.' || column_name || ':' || data_type, ',' ORDER BY table_name, column_name)"
         " || '|' || (SELECT string_agg(version::text || name, ',' ORDER BY version) FROM tributary.schema_migrations)"
         " FROM information_schema.columns WHERE table_schema = 'tributary'");
+}
+
+/// The sql/ definitions as the last release before 0008 shipped them
+/// (tests/fixtures/definitions-0007), in the order `migrate` applies them.
+std::vector<postgres::SqlFile> definitions_at_0007() {
+    const std::filesystem::path base = TRIBUTARY_SOURCE_DIR "/tests/fixtures/definitions-0007";
+    std::vector<postgres::SqlFile> files;
+    for (const char* part : {"internal", "api", "privileges"}) {
+        std::vector<std::filesystem::path> paths;
+        for (const auto& entry : std::filesystem::directory_iterator(base / part))
+            if (entry.path().extension() == ".sql") paths.push_back(entry.path());
+        std::sort(paths.begin(), paths.end());
+        for (const auto& path : paths) {
+            std::ifstream in(path);
+            std::stringstream text;
+            text << in.rdbuf();
+            const auto name = path.filename().string();
+            files.push_back({std::stoi(name), std::string(part) + "/" + name, text.str(), ""});
+        }
+    }
+    return files;
+}
+
+/// consumer_read's rows for group g as `columns` (one text expression)
+/// make them; waits up to 10 s for some (any transaction open on the
+/// cluster holds the read watermark back for a moment).
+std::vector<std::string> read_rows(pqxx::connection& c, const std::string& columns, int max) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::vector<std::string> out;
+    while (out.empty() && std::chrono::steady_clock::now() < deadline) {
+        pqxx::nontransaction tx(c);
+        for (const auto& row : tx.exec_params("SELECT " + columns + " FROM tributary.consumer_read('g', 'c', $1)", max))
+            out.push_back(row[0].as<std::string>());
+        if (out.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return out;
 }
 
 }  // namespace
@@ -175,4 +216,85 @@ TEST_CASE("run needs the loader's functions, not the definitions' digest: a defi
                             Catch::Contains("run `tributary migrate`"));
     CHECK(!postgres::Migrator(db.url()).migrate().empty());
     run_tributary(db.url(), {"run", "--until-idle"}, 0);
+}
+
+TEST_CASE("a database at 0007 with data migrates to 0008: after-id events read as before, with their key as text") {
+    TestDatabase db(false);
+    const auto& all = postgres::embedded_migrations();
+    REQUIRE(all.size() >= 8);
+    REQUIRE(all[6].name == "0007_repair_edited_migrations.sql");
+    const std::vector<postgres::SqlFile> migrations_at_0007(all.begin(), all.begin() + 7);
+    const auto definitions = definitions_at_0007();
+    REQUIRE(definitions.size() == 19);
+    postgres::Migrator(db.url(), migrations_at_0007, definitions, "the definitions of 0007 (test fixture)").migrate();
+    REQUIRE(db.scalar("SELECT max(version) FROM tributary.schema_migrations") == "7");
+
+    // Data as a 0007 installation holds it: events, a group with a batch in
+    // flight across the upgrade, a retry waiting and a dead letter.
+    db.exec("INSERT INTO tributary.sources (name, url) VALUES ('orders.eu', 'http://127.0.0.1:9/')");
+    db.exec(
+        "INSERT INTO tributary.events (source_id, event_id, payload)"
+        " SELECT id, i, jsonb_build_object('n', i) FROM tributary.sources, generate_series(1, 6) i");
+    db.exec("SELECT tributary.group_create('g', '>', 'beginning', p_max_deliveries => 1)");
+    db.exec("UPDATE tributary.consumer_groups SET retry_base = '0'");
+    pqxx::connection c(db.url());
+    const std::string old_columns = "seq || ' ' || source || ' ' || event_id";
+    // The dead letter: event 1, failed alone at max_deliveries.
+    CHECK(read_rows(c, old_columns, 1) == std::vector<std::string>{"1 orders.eu 1"});
+    db.exec("SELECT tributary.consumer_fail(id, lease_token, 'poison') FROM tributary.consumer_batches");
+    // A retry: events 2 and 3, failed together, each waits to come back alone.
+    CHECK(read_rows(c, old_columns, 2) == std::vector<std::string>{"2 orders.eu 2", "3 orders.eu 3"});
+    db.exec("SELECT tributary.consumer_fail(id, lease_token, 'later') FROM tributary.consumer_batches");
+    db.exec("UPDATE tributary.consumer_retries SET next_attempt_at = now() + interval '1 hour' WHERE seq = 3");
+    // In flight: event 2 (the retry due now).
+    CHECK(read_rows(c, old_columns, 1) == std::vector<std::string>{"2 orders.eu 2"});
+    const auto in_flight = db.scalar("SELECT id || ' ' || lease_token FROM tributary.consumer_batches");
+
+    // The shapes of 0007: no event_key, so the upgrade must replace them.
+    CHECK(db.scalar("SELECT 'event_key' = ANY (proargnames) FROM pg_proc"
+                    " WHERE oid = 'tributary.consumer_read(text, text, int)'::regprocedure") == "f");
+
+    const auto applied = postgres::Migrator(db.url()).migrate();
+    CHECK(std::find(applied.begin(), applied.end(), "0008_source_keys.sql") != applied.end());
+    CHECK_NOTHROW(postgres::Migrator(db.url()).require_current());
+    for (const auto* function :
+         {"tributary.consumer_read(text, text, int)", "tributary.read_log(text, xid8, bigint, int)",
+          "tributary.batch_events(tributary.consumer_batches)",
+          "tributary.read_fresh(tributary.consumer_groups, text, int)"}) {
+        INFO(function);
+        CHECK(
+            db.scalar(std::string("SELECT 'event_key' = ANY (proargnames) FROM pg_proc WHERE oid = to_regprocedure('") +
+                      function + "')") == "t");
+    }
+    if (db.scalar("SELECT to_regrole('tributary_consumer') IS NOT NULL") == "t")
+        CHECK(db.scalar("SELECT has_function_privilege('tributary_consumer', "
+                        "'tributary.consumer_read(text, text, int)', 'EXECUTE')") == "t");
+
+    // The batch leased before the upgrade is acked with its token.
+    CHECK(db.scalar("SELECT tributary.consumer_ack(" + in_flight.substr(0, in_flight.find(' ')) + ", '" +
+                    in_flight.substr(in_flight.find(' ') + 1) + "')") == "t");
+    // The rest, by the new shape: event_id as before, event_key its text.
+    const std::string new_columns = old_columns + " || ' ' || event_key";
+    CHECK(read_rows(c, new_columns, 10) ==
+          std::vector<std::string>{"4 orders.eu 4 4", "5 orders.eu 5 5", "6 orders.eu 6 6"});
+    db.exec("SELECT tributary.consumer_ack(id, lease_token) FROM tributary.consumer_batches");
+    db.exec("UPDATE tributary.consumer_retries SET next_attempt_at = now()");
+    CHECK(read_rows(c, new_columns, 10) == std::vector<std::string>{"3 orders.eu 3 3"});
+    CHECK(db.scalar(
+              "SELECT seq || ' ' || event_id || ' ' || event_key || ' ' || last_error FROM tributary.dead_letters") ==
+          "1 1 1 poison");
+    CHECK(db.scalar("SELECT string_agg(event_key, ',' ORDER BY seq) FROM tributary.read_log('>', NULL, NULL)") ==
+          "1,2,3,4,5,6");
+    // And through the consumer's own adapter, as `consume` reads.
+    db.exec("SELECT tributary.group_create('h', '>', 'beginning')");
+    const auto log = postgres::open_group_log(db.url(), "h");
+    auto batch = log->read("c", 10);
+    for (int tries = 0; !batch && tries < 500; ++tries) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        batch = log->read("c", 10);
+    }
+    REQUIRE(batch);
+    REQUIRE(batch->events.size() == 6);
+    CHECK(batch->events[0].event_id == 1);
+    CHECK(batch->events[0].event_key == "1");
 }

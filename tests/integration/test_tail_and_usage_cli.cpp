@@ -45,6 +45,7 @@ TEST_CASE("tail prints NDJSON of the matching sources only, in log order", "[con
             CHECK(line.at("seq").get<std::int64_t>() > last);
             last = line.at("seq").get<std::int64_t>();
             CHECK(line.at("payload").at("n") == line.at("event_id"));
+            CHECK(line.at("event_key") == std::to_string(line.at("event_id").get<std::int64_t>()));
             CHECK(line.contains("loaded_at"));
         }
     };
@@ -56,6 +57,29 @@ TEST_CASE("tail prints NDJSON of the matching sources only, in log order", "[con
     const auto first = run_tributary(rig.url(), {"tail", "--pattern", "billing"}).out;
     CHECK(first.rfind("{\"seq\":", 0) == 0);
     CHECK(first.find("\"big\": 123456789012345678901234567890") != std::string::npos);
+}
+
+TEST_CASE("tail: an event of a source keyed by text has its key as event_key and a null event_id", "[consume]") {
+    ConsumeRig rig;
+    rig.add_sources({"orders.eu"});
+    rig.add_keyed_source("stripe.events");
+    rig.add_keyed_events("stripe.events", {"evt_1", R"(["42","2024-05-01T10:00:00Z"])"});
+    rig.add_events("orders.eu", 1);
+    const auto out = run_tributary(rig.url(), {"tail"}).out;
+    const auto lines = parse_lines(out);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0]["source"] == "stripe.events");
+    CHECK(lines[0]["event_id"].is_null());
+    CHECK(lines[0]["event_key"] == "evt_1");
+    CHECK(lines[1]["event_id"].is_null());
+    CHECK(lines[1]["event_key"] == R"(["42","2024-05-01T10:00:00Z"])");
+    CHECK(lines[1]["payload"]["key"] == lines[1]["event_key"]);
+    CHECK(lines[2]["source"] == "orders.eu");
+    CHECK(lines[2]["event_id"] == 1);
+    CHECK(lines[2]["event_key"] == "1");
+    // event_key follows event_id, the fields before them as they were.
+    CHECK(out.rfind(R"({"seq":)", 0) == 0);
+    CHECK(out.find(R"("source":"stripe.events","event_id":null,"event_key":"evt_1","payload":)") != std::string::npos);
 }
 
 TEST_CASE("tail --follow prints events committed after it started, until SIGTERM", "[consume]") {
@@ -74,6 +98,7 @@ TEST_CASE("tail --follow prints events committed after it started, until SIGTERM
     for (std::size_t i = 0; i < lines.size(); ++i) {
         CHECK(lines[i]["source"] == "orders.eu");
         CHECK(lines[i]["event_id"] == 6 + static_cast<int>(i));
+        CHECK(lines[i]["event_key"] == std::to_string(6 + i));
     }
 }
 

@@ -1,5 +1,6 @@
 #include "support/consume_rig.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -47,6 +48,27 @@ void ConsumeRig::add_events(const std::string& source, int count, const std::vec
         ") g "
         " WHERE s.name = '" +
         source + "'");
+}
+
+void ConsumeRig::add_keyed_source(const std::string& name) {
+    run_tributary(url(), {"source", "add", name, "--url", "http://127.0.0.1:1/" + name, "--paginate", "after-key",
+                          "--records", "/data", "--key", "/key"});
+}
+
+void ConsumeRig::add_keyed_events(const std::string& source, const std::vector<std::string>& keys,
+                                  const std::vector<std::string>& poison) {
+    pqxx::connection c(db_.url());
+    pqxx::work tx(c);
+    for (const auto& key : keys) {
+        const bool poisoned = std::find(poison.begin(), poison.end(), key) != poison.end();
+        tx.exec_params(
+            "INSERT INTO tributary.events (source_id, event_key, payload) "
+            "SELECT s.id, $2, jsonb_build_object('key', $2::text, 'source', s.name)"
+            "                 || CASE WHEN $3 THEN '{\"poison\": true}'::jsonb ELSE '{}'::jsonb END "
+            "  FROM tributary.sources s WHERE s.name = $1",
+            source, key, poisoned);
+    }
+    tx.commit();
 }
 
 std::vector<std::int64_t> ConsumeRig::seqs(const std::string& source_like) const {

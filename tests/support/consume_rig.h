@@ -29,6 +29,14 @@ public:
     /// it has, payload {"n": id, "source": name, "big": 30-digit number}
     /// (plus "poison": true for the ids in `poison`). One transaction.
     void add_events(const std::string& source, int count, const std::vector<int>& poison = {});
+    /// Registers a source keyed by text, as `source add NAME ... --paginate
+    /// after-key --records /data --key /key` does.
+    void add_keyed_source(const std::string& name);
+    /// Inserts an event per key for a source keyed by text (event_key set,
+    /// event_id NULL), in the order given, payload {"key": key, "source":
+    /// name} (plus "poison": true for the keys in `poison`). One transaction.
+    void add_keyed_events(const std::string& source, const std::vector<std::string>& keys,
+                          const std::vector<std::string>& poison = {});
     /// seq of every event of sources matching a SQL LIKE pattern, ascending.
     std::vector<std::int64_t> seqs(const std::string& source_like = "%") const;
 

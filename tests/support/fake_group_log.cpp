@@ -3,15 +3,26 @@
 #include <algorithm>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/errors.h"
 
 namespace tributary::fakes {
 
 void FakeGroupState::produce(int n) {
     std::lock_guard<std::mutex> guard(mutex);
-    const auto first = static_cast<std::int64_t>(fresh.size() + 1);
-    for (std::int64_t i = first; i < first + n; ++i)
-        fresh.push_back(LoggedEvent{i, i % 2 ? "orders.eu" : "orders.us", i, "{\"n\":" + std::to_string(i) + "}", ""});
+    for (int k = 0; k < n; ++k) {
+        const auto i = ++last_seq;
+        fresh.push_back(LoggedEvent{i, i % 2 ? "orders.eu" : "orders.us", i, std::to_string(i),
+                                    "{\"n\":" + std::to_string(i) + "}", ""});
+    }
+}
+
+void FakeGroupState::produce_keyed(const std::vector<std::string>& keys) {
+    std::lock_guard<std::mutex> guard(mutex);
+    for (const auto& key : keys)
+        fresh.push_back(
+            LoggedEvent{++last_seq, "stripe.events", std::nullopt, key, nlohmann::json{{"key", key}}.dump(), ""});
 }
 
 std::vector<std::int64_t> FakeGroupState::acked() const {

@@ -31,8 +31,12 @@ struct FakeGroupState {
         steady::time_point leased_until;
     };
 
-    /// Adds events 1..n (seq == event_id) to the log.
+    /// Adds n events of sources read after-id to the log, numbered on
+    /// from the last one added (seq == event_id; 1..n the first time).
     void produce(int n);
+    /// Adds an event per key of source "stripe.events", keyed by text (no
+    /// event_id), payload {"key": key}.
+    void produce_keyed(const std::vector<std::string>& keys);
     /// Every acked seq, duplicates included.
     std::vector<std::int64_t> acked() const;
     /// Gives the batch in flight a new token, as a takeover by another
@@ -43,6 +47,7 @@ struct FakeGroupState {
     std::chrono::milliseconds lease{1000};
     mutable std::mutex mutex;
     std::deque<LoggedEvent> fresh;
+    std::int64_t last_seq = 0;                        ///< of the last event added
     std::deque<std::pair<LoggedEvent, int>> retries;  ///< event, deliveries so far; due at once
     std::map<std::int64_t, Batch> batches;
     std::vector<std::int64_t> acked_seqs;

@@ -3,11 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <csignal>
 
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "process/exec_batch_handler.h"
 #include "process/ndjson.h"
@@ -22,7 +25,7 @@ LeasedBatch batch_of(int n, std::size_t payload_size = 10) {
     LeasedBatch batch{42, "token", 2, {}};
     for (int i = 1; i <= n; ++i)
         batch.events.push_back(
-            LoggedEvent{100 + i, "orders.eu", i,
+            LoggedEvent{100 + i, "orders.eu", i, std::to_string(i),
                         "{\"n\": " + std::to_string(i) + ", \"pad\": \"" + std::string(payload_size, 'x') + "\"}", ""});
     return batch;
 }
@@ -47,10 +50,28 @@ bool alive(pid_t pid) {
 }  // namespace
 
 TEST_CASE("ndjson: one line per event, the payload as stored, big numbers intact") {
-    LeasedBatch batch{1, "t", 3, {LoggedEvent{7, "a.b", 9, "{\"big\": 123456789012345678901234567890}", ""}}};
+    LeasedBatch batch{1, "t", 3, {LoggedEvent{7, "a.b", 9, "9", "{\"big\": 123456789012345678901234567890}", ""}}};
     CHECK(batch_ndjson(batch) ==
-          "{\"seq\":7,\"source\":\"a.b\",\"event_id\":9,\"payload\":{\"big\": 123456789012345678901234567890},"
-          "\"delivery\":3}\n");
+          "{\"seq\":7,\"source\":\"a.b\",\"event_id\":9,\"event_key\":\"9\","
+          "\"payload\":{\"big\": 123456789012345678901234567890},\"delivery\":3}\n");
+}
+
+TEST_CASE("ndjson: an event of a source keyed by text has a null event_id and its key as a JSON string") {
+    LeasedBatch batch{1,
+                      "t",
+                      1,
+                      {LoggedEvent{8, "stripe.events", std::nullopt, R"(evt_"1"\x)", R"({"id":"evt_1"})", ""},
+                       LoggedEvent{9, "crm.deals", std::nullopt, R"(["42","2024-05-01T10:00:00Z"])", "{}", ""}}};
+    const auto ndjson = batch_ndjson(batch);
+    CHECK(ndjson ==
+          R"({"seq":8,"source":"stripe.events","event_id":null,"event_key":"evt_\"1\"\\x","payload":{"id":"evt_1"},)"
+          R"("delivery":1})"
+          "\n"
+          R"({"seq":9,"source":"crm.deals","event_id":null,"event_key":"[\"42\",\"2024-05-01T10:00:00Z\"]",)"
+          R"("payload":{},"delivery":1})"
+          "\n");
+    std::istringstream lines(ndjson);
+    for (std::string line; std::getline(lines, line);) CHECK(nlohmann::json::parse(line).at("event_id").is_null());
 }
 
 TEST_CASE("exec handler: exit 0 is success, and the command reads the batch as NDJSON on stdin") {
