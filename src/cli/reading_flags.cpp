@@ -195,8 +195,7 @@ void ReadingFlags::apply_to(postgres::SourceSpec& spec) const {
     check_pointer("--has-more", paging.has_more = has_more);
     check_pointer("--end-of-stream", paging.end_of_stream = end_of_stream);
     check_pointer("--time-field", paging.time_field = time_field);
-    if (!lookback.empty())
-        paging.lookback = std::chrono::duration_cast<std::chrono::seconds>(parse_duration(lookback));
+    if (!lookback.empty()) paging.lookback = std::chrono::duration_cast<std::chrono::seconds>(parse_duration(lookback));
     paging.first_page = first_page;
     for (const auto& host : allowed_hosts)
         if (host.empty() || host.find_first_of("/:@ \t\r\n?#") != std::string::npos)
