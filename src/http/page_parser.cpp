@@ -145,7 +145,7 @@ EventBatch kept_events(ScannedPage& scan, Span span, std::string_view body, std:
     for (std::size_t i = span.first; i < span.last; ++i) {
         Event& event = events[i - span.first];
         event.id = kept[i].id;
-        event.key = std::move(kept[i].key);
+        if (!scan.keys.empty()) event.key = std::move(scan.keys[i]);
         if (i != carved) event.payload.assign(body.data() + kept[i].begin, kept[i].end - kept[i].begin);
     }
     if (carved < span.last) {

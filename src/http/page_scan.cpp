@@ -21,12 +21,15 @@ enum class Role : std::uint8_t {
 /// One open object or array.
 struct Frame {
     const PathNode* node = nullptr;  ///< on a path with more below: its place in the tree
-    std::uint64_t seen = 0;          ///< an object on a path: bit per child met
-    std::size_t elements = 0;        ///< an array on a path: elements so far
+    std::uint32_t seen = 0;          ///< an object on a path: bit per child met
+    std::uint32_t elements = 0;      ///< an array on a path: elements so far (saturating)
     Role role = Role::plain;
     bool is_array = false;
     bool in_payload = false;    ///< the payload or a value within it
     bool payload_root = false;  ///< the payload itself
+    /// Off every path and no records: nothing inside matters but U+0000 in
+    /// a payload. Most of a body is such, so it takes the short way.
+    bool quiet() const { return node == nullptr && role == Role::plain; }
 };
 
 // An integer as JSON writes it (-?digits, already checked), or nothing
@@ -69,7 +72,6 @@ struct RecordFields {
 struct RecordKey {
     std::int64_t id = 0;
     std::string text;
-    std::string label;  ///< "event #3 (id 7)", "record #3 (key evt_1)"
 };
 
 class PageVisitor final : public JsonVisitor {
@@ -83,13 +85,23 @@ public:
     void name(const JsonString& name) override {
         pending_ = nullptr;
         Frame& frame = frames_.back();
-        if (frame.node != nullptr) pending_ = member(frame, name);
+        if (frame.node != nullptr && quiet_depth_ == 0) pending_ = member(frame, name);
         if (frame.in_payload && name.has_nul) payload_nul("a key");
     }
 
-    void open(JsonKind kind, std::size_t at) override { frames_.push_back(place(kind, at, at, nullptr)); }
+    void open(JsonKind kind, std::size_t at) override {
+        if (quiet_depth_ > 0 || (!frames_.empty() && frames_.back().quiet())) {
+            ++quiet_depth_;
+            return;
+        }
+        frames_.push_back(place(kind, at, at, nullptr));
+    }
 
     void close(std::size_t end) override {
+        if (quiet_depth_ > 0) {
+            --quiet_depth_;
+            return;
+        }
         const Frame& frame = frames_.back();
         if (frame.payload_root) record_.payload_end = end;
         const bool record = frame.role == Role::record;
@@ -98,8 +110,9 @@ public:
     }
 
     void scalar(JsonKind kind, std::size_t begin, std::size_t end, const JsonString* string) override {
-        const Frame frame = place(kind, begin, end, string);
-        if (frame.in_payload && string != nullptr && string->has_nul) payload_nul("a string value");
+        const bool quiet = quiet_depth_ > 0 || (!frames_.empty() && frames_.back().quiet());
+        const bool in_payload = quiet ? frames_.back().in_payload : place(kind, begin, end, string).in_payload;
+        if (in_payload && string != nullptr && string->has_nul) payload_nul("a string value");
     }
 
 private:
@@ -131,7 +144,9 @@ private:
 
     static const PathNode* element_on_path(Frame& array) {
         std::size_t position = 0;
-        return array.node->element(array.elements++, position);
+        const std::uint32_t at = array.elements;
+        if (at != std::numeric_limits<std::uint32_t>::max()) ++array.elements;
+        return array.node->element(at, position);
     }
 
     void read(const PathNode& node, JsonKind kind, std::size_t begin, std::size_t end, const JsonString* string,
@@ -210,7 +225,7 @@ private:
         std::size_t position = 0;
         const PathNode* child = frame.node->member(name, position);
         if (child == nullptr) return nullptr;
-        const std::uint64_t bit = std::uint64_t{1} << position;
+        const std::uint32_t bit = std::uint32_t{1} << position;
         if ((frame.seen & bit) == 0) {
             frame.seen |= bit;
             return child;
@@ -246,12 +261,15 @@ private:
         if (auto problem = problem_of_record(key)) {
             record_problem(std::move(*problem));
             out_.kept.clear();
+            out_.keys.clear();
             out_.times.clear();
             return;
         }
         if (paths_.keyed_by_id) check_order(key.id);
-        if (out_.kept.size() < keep_)
-            out_.kept.push_back({key.id, std::move(key.text), record_.payload_begin, record_.payload_end});
+        if (out_.kept.size() < keep_) {
+            out_.kept.push_back({key.id, record_.payload_begin, record_.payload_end});
+            if (!paths_.keyed_by_id) out_.keys.push_back(std::move(key.text));
+        }
         if (paths_.read_times) out_.times.push_back(time_text(record_.time));
     }
 
@@ -272,47 +290,49 @@ private:
     }
 
     std::optional<std::string> problem_of_record(RecordKey& key) const {
-        const std::string at = fmt::format("{} #{}", paths_.record_noun, record_.index);
-        if (!record_.duplicate.empty()) return fmt::format("{}: duplicate member {}", at, record_.duplicate);
-        if (auto why = read_key(key)) return fmt::format("{}: {}", at, *why);
-        if (!record_.has_payload) return fmt::format("{}: {} is missing", key.label, paths_.payload_name);
+        if (!record_.duplicate.empty())
+            return fmt::format("{} #{}: duplicate member {}", paths_.record_noun, record_.index, record_.duplicate);
+        if (auto why = read_key(key)) return fmt::format("{} #{}: {}", paths_.record_noun, record_.index, *why);
+        if (!record_.has_payload) return fmt::format("{}: {} is missing", label(key), paths_.payload_name);
         if (record_.payload_nul)
-            return fmt::format("{}: {} has U+0000 in {}, which PostgreSQL jsonb cannot store", key.label,
+            return fmt::format("{}: {} has U+0000 in {}, which PostgreSQL jsonb cannot store", label(key),
                                paths_.payload_name, record_.payload_nul);
-        if (paths_.read_times) return time_problem(key.label);
+        if (paths_.read_times) return time_problem(key);
         return std::nullopt;
     }
 
-    std::optional<std::string> time_problem(const std::string& label) const {
+    // How a message names a record whose key is known: "event #3 (id 7)",
+    // "record #3 (key evt_1)". Only for messages: a record read well costs
+    // no formatting.
+    std::string label(const RecordKey& key) const {
+        if (paths_.keyed_by_id) return fmt::format("{} #{} (id {})", paths_.record_noun, record_.index, key.id);
+        return fmt::format("{} #{} (key {})", paths_.record_noun, record_.index, shown(key.text));
+    }
+
+    std::optional<std::string> time_problem(const RecordKey& key) const {
         const auto& kind = record_.time.kind;
-        if (!kind) return fmt::format("{}: {} is missing", label, paths_.time_name);
+        if (!kind) return fmt::format("{}: {} is missing", label(key), paths_.time_name);
         if (*kind != JsonKind::string && *kind != JsonKind::integer && *kind != JsonKind::floating)
-            return fmt::format("{}: {} is {}, expected a string or a number", label, paths_.time_name, describe(*kind));
+            return fmt::format("{}: {} is {}, expected a string or a number", label(key), paths_.time_name,
+                               describe(*kind));
         return std::nullopt;
     }
 
     // The key (its id, or its text), or why the record has none.
     std::optional<std::string> read_key(RecordKey& key) const {
-        const std::string at = fmt::format("{} #{}", paths_.record_noun, record_.index);
-        if (paths_.keyed_by_id) {
-            if (auto why = read_id(record_.key_parts.front(), key.id)) return why;
-            key.label = fmt::format("{} (id {})", at, key.id);
-            return std::nullopt;
+        if (paths_.keyed_by_id) return read_id(record_.key_parts.front(), key.id);
+        if (record_.key_parts.size() == 1) return read_key_part(0, key.text);
+        key.text = "[";
+        std::string part;
+        for (std::size_t i = 0; i < record_.key_parts.size(); ++i) {
+            if (auto why = read_key_part(i, part)) return why;
+            if (i > 0) key.text += ',';
+            key.text += part;
         }
-        std::vector<std::string> parts(record_.key_parts.size());
-        for (std::size_t i = 0; i < parts.size(); ++i)
-            if (auto why = read_key_part(i, parts[i])) return why;
-        if (parts.size() == 1) {
-            key.text = std::move(parts.front());
-        } else {
-            key.text = "[";
-            for (std::size_t i = 0; i < parts.size(); ++i) key.text += (i ? "," : "") + parts[i];
-            key.text += "]";
-            if (key.text.size() > kMaxKeyBytes)
-                return fmt::format("the key {} is {} bytes, more than the {} a key may have", shown(key.text),
-                                   key.text.size(), kMaxKeyBytes);
-        }
-        key.label = fmt::format("{} (key {})", at, shown(key.text));
+        key.text += ']';
+        if (key.text.size() > kMaxKeyBytes)
+            return fmt::format("the key {} is {} bytes, more than the {} a key may have", shown(key.text),
+                               key.text.size(), kMaxKeyBytes);
         return std::nullopt;
     }
 
@@ -370,7 +390,10 @@ private:
     const std::int64_t after_id_;
     std::int64_t previous_id_;
     const std::size_t keep_;
-    std::vector<Frame> frames_;          ///< per open container, innermost last
+    /// Per open container, innermost last; within a quiet one, only how
+    /// many more are open (they are quiet too, and alike).
+    std::vector<Frame> frames_;
+    std::size_t quiet_depth_ = 0;
     const PathNode* pending_ = nullptr;  ///< the path's place of the member whose value comes next
     bool in_record_ = false;             ///< records do not nest
     RecordFields record_;                ///< the record open now

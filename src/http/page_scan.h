@@ -18,10 +18,10 @@ namespace tributary {
 /// records to keep are, and the values the paging reads from the top of the
 /// body. parse_page() turns it into a ParsedPage.
 struct ScannedPage {
-    /// One kept record: its key and where its payload's text lies in the body.
+    /// One kept record: its id (keyed by id) and where its payload's text
+    /// lies in the body.
     struct Kept {
-        std::int64_t id = 0;    ///< keyed by id
-        std::string key;        ///< keyed by text (see Event::key)
+        std::int64_t id = 0;
         std::size_t begin = 0;  ///< the payload is the bytes [begin, end) of the body
         std::size_t end = 0;
     };
@@ -52,6 +52,8 @@ struct ScannedPage {
     std::optional<std::string> order_problem;
     /// The first `keep` records, while no record has a problem.
     std::vector<Kept> kept;
+    /// Keyed by text: each kept record's key (see Event::key).
+    std::vector<std::string> keys;
     /// PagePaths::read_times: each kept record's time, as text.
     std::vector<std::string> times;
     std::size_t count = 0;  ///< elements of the array of records
