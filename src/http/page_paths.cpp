@@ -49,7 +49,7 @@ std::optional<std::string> place(PathNode& root, const Placed& what, const std::
     if (!tokens) return std::string(what.flag) + " '" + what.pointer + "' is no JSON pointer";
     PathNode* node = &root;
     for (const auto& token : *tokens) {
-        if ((node->targets & kRecords) != 0)
+        if ((node->targets & PathNode::kRecords) != 0)
             return std::string(what.flag) + " " + what.pointer + " lies within the records (" + records_flag + ")";
         node = &child_of(*node, token);
     }
@@ -125,26 +125,26 @@ std::optional<std::string> compile_page_paths(const Source& source, PagePaths& p
 
     std::vector<Placed> top;
     if (layout.records) {
-        top.push_back({"--records", *layout.records, kRecords});
+        top.push_back({"--records", *layout.records, PathNode::kRecords});
     } else {
-        paths.document.targets = kRecordsIfArray;
-        top.push_back({"--records", "/events", kRecords});
-        top.push_back({"--records", "/remaining", kRemaining});
-        top.push_back({"--records", "/head_id", kHeadId});
+        paths.document.targets = PathNode::kRecordsIfArray;
+        top.push_back({"--records", "/events", PathNode::kRecords});
+        top.push_back({"--records", "/remaining", PathNode::kRemaining});
+        top.push_back({"--records", "/head_id", PathNode::kHeadId});
     }
     const std::pair<const std::string*, Placed> optional_top[] = {
-        {&paging.next, {"--next", paging.next, kNext}},
-        {&paging.has_more, {"--has-more", paging.has_more, kHasMore}},
-        {&paging.end_of_stream, {"--end-of-stream", paging.end_of_stream, kEndOfStream}},
+        {&paging.next, {"--next", paging.next, PathNode::kNext}},
+        {&paging.has_more, {"--has-more", paging.has_more, PathNode::kHasMore}},
+        {&paging.end_of_stream, {"--end-of-stream", paging.end_of_stream, PathNode::kEndOfStream}},
     };
     for (const auto& [pointer, what] : optional_top)
         if (!pointer->empty()) top.push_back(what);
     const std::string records_flag = "--records " + paths.records_pointer;
     if (auto problem = place_all(paths.document, top, records_flag)) return problem;
 
-    std::vector<Placed> within{{"--payload", layout.payload_pointer(), kPayload}};
+    std::vector<Placed> within{{"--payload", layout.payload_pointer(), PathNode::kPayload}};
     for (std::size_t i = 0; i < layout.key.size(); ++i) within.push_back({"--key", layout.key[i], 0, 1u << i});
-    if (paths.read_times) within.push_back({"--time-field", paging.time_field, kTime});
+    if (paths.read_times) within.push_back({"--time-field", paging.time_field, PathNode::kTime});
     return place_all(paths.record, within, records_flag);
 }
 

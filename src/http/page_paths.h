@@ -11,27 +11,25 @@
 
 namespace tributary {
 
-/// What the loader reads at a place in a page (bits: one place may be more
-/// than one thing, e.g. --next and --has-more at the same pointer).
-enum PathTarget : unsigned {
-    kRecords = 1u << 0,         ///< the array of records
-    kRecordsIfArray = 1u << 1,  ///< today's protocol: the body is the records when it is an array
-    kNext = 1u << 2,            ///< --next
-    kHasMore = 1u << 3,         ///< --has-more
-    kEndOfStream = 1u << 4,     ///< --end-of-stream
-    kRemaining = 1u << 5,       ///< today's protocol: "remaining", the backlog after this page
-    kHeadId = 1u << 6,          ///< today's protocol: "head_id", the source's newest id
-    kPayload = 1u << 7,         ///< within a record: what is stored
-    kTime = 1u << 8,            ///< within a record: --time-field
-};
-
 /// One place on the way of a JSON pointer: the pointers of a layout, merged
 /// into a tree, so that one pass over a body follows all of them at once.
 struct PathNode {
+    // What the loader reads at a place (bits of `targets`: one place may be
+    // more than one thing, e.g. --next and --has-more at the same pointer).
+    static constexpr unsigned kRecords = 1u << 0;         ///< the array of records
+    static constexpr unsigned kRecordsIfArray = 1u << 1;  ///< today's protocol: the body, when an array
+    static constexpr unsigned kNext = 1u << 2;            ///< --next
+    static constexpr unsigned kHasMore = 1u << 3;         ///< --has-more
+    static constexpr unsigned kEndOfStream = 1u << 4;     ///< --end-of-stream
+    static constexpr unsigned kRemaining = 1u << 5;       ///< today's protocol: "remaining"
+    static constexpr unsigned kHeadId = 1u << 6;          ///< today's protocol: "head_id"
+    static constexpr unsigned kPayload = 1u << 7;         ///< within a record: what is stored
+    static constexpr unsigned kTime = 1u << 8;            ///< within a record: --time-field
+
     std::string name;                  ///< the reference token leading here, decoded
     std::optional<std::size_t> index;  ///< the array element the token names, if any
     std::string pointer;               ///< from the root of its tree, for messages
-    unsigned targets = 0;              ///< PathTarget bits
+    unsigned targets = 0;              ///< the k... bits above
     std::uint32_t key_parts = 0;       ///< bit i: the key's part i lies here
     std::vector<PathNode> children;
     std::size_t longest_name = 0;  ///< of the children's names

@@ -11,6 +11,17 @@
 namespace tributary {
 namespace {
 
+// A hostile number or name may be megabytes long, and messages are stored:
+// short, and printable ASCII only.
+std::string shown(std::string_view text) {
+    constexpr std::size_t kShown = 40;
+    std::string out(text.substr(0, kShown));
+    for (char& c : out)
+        if (c < 0x20 || c > 0x7e) c = '?';
+    if (text.size() > kShown) out += fmt::format("... ({} characters)", text.size());
+    return out;
+}
+
 /// What a container is to the loader, besides the path it lies on.
 enum class Role : std::uint8_t {
     plain,    ///< validated; what the paths lead to inside is read
@@ -152,28 +163,28 @@ private:
     void read(const PathNode& node, JsonKind kind, std::size_t begin, std::size_t end, const JsonString* string,
               Frame& frame) {
         const unsigned targets = node.targets;
-        if ((targets & kRecordsIfArray) != 0 && kind == JsonKind::array) {
+        if ((targets & PathNode::kRecordsIfArray) != 0 && kind == JsonKind::array) {
             out_.records_at_top = true;
             frame.role = Role::records;
         }
-        if ((targets & kRecords) != 0) {
+        if ((targets & PathNode::kRecords) != 0) {
             out_.records = kind;
             if (frames_.empty()) out_.records_at_top = true;
             if (kind == JsonKind::array) frame.role = Role::records;
         }
-        if ((targets & kNext) != 0) out_.next = found(kind, begin, end, string);
-        if ((targets & kHasMore) != 0) out_.has_more = found(kind, begin, end, string);
-        if ((targets & kEndOfStream) != 0) out_.end_of_stream = found(kind, begin, end, string);
-        if ((targets & kRemaining) != 0) out_.remaining = backlog_number(kind, begin, end);
-        if ((targets & kHeadId) != 0) out_.head_id = backlog_number(kind, begin, end);
-        if ((targets & kPayload) != 0) {
+        if ((targets & PathNode::kNext) != 0) out_.next = found(kind, begin, end, string);
+        if ((targets & PathNode::kHasMore) != 0) out_.has_more = found(kind, begin, end, string);
+        if ((targets & PathNode::kEndOfStream) != 0) out_.end_of_stream = found(kind, begin, end, string);
+        if ((targets & PathNode::kRemaining) != 0) out_.remaining = backlog_number(kind, begin, end);
+        if ((targets & PathNode::kHeadId) != 0) out_.head_id = backlog_number(kind, begin, end);
+        if ((targets & PathNode::kPayload) != 0) {
             record_.has_payload = true;
             record_.payload_begin = begin;
             record_.payload_end = end;
             frame.in_payload = true;
             frame.payload_root = true;
         }
-        if ((targets & kTime) != 0) record_.time = met(kind, begin, end, string);
+        if ((targets & PathNode::kTime) != 0) record_.time = met(kind, begin, end, string);
         for (std::size_t i = 0; i < record_.key_parts.size(); ++i)
             if ((node.key_parts & (1u << i)) != 0) record_.key_parts[i] = met(kind, begin, end, string);
     }
@@ -400,15 +411,6 @@ private:
 };
 
 }  // namespace
-
-std::string shown(std::string_view text) {
-    constexpr std::size_t kShown = 40;
-    std::string out(text.substr(0, kShown));
-    for (char& c : out)
-        if (c < 0x20 || c > 0x7e) c = '?';
-    if (text.size() > kShown) out += fmt::format("... ({} characters)", text.size());
-    return out;
-}
 
 ScannedPage scan_page(std::string_view body, const PagePaths& paths, std::int64_t after_id, std::size_t keep,
                       int max_depth) {

@@ -76,8 +76,4 @@ struct ScannedPage {
 ScannedPage scan_page(std::string_view body, const PagePaths& paths, std::int64_t after_id, std::size_t keep,
                       int max_depth);
 
-/// `text`, fit for a stored message: at most 40 characters of it, printable
-/// ASCII only (others as '?'), and its length when it was cut.
-std::string shown(std::string_view text);
-
 }  // namespace tributary
