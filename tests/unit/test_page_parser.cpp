@@ -514,3 +514,24 @@ TEST_CASE("parse_page cuts a large payload out of the body it owns, the same tex
         CHECK(payloads(owned) == payloads(borrowed));
     }
 }
+
+TEST_CASE("parse_page reads today's protocol keyed by text for the other styles", "[page_parser]") {
+    Source source;
+    source.paging.style = PagingStyle::after_key;
+    const std::string body = R"({"events":[{"id":"b","payload":{"x":1}},{"id":7,"payload":2}],"remaining":3})";
+    const ParsedPage page = parse(body, source, 1);
+    REQUIRE(page.batch.status == Status::ok);
+    CHECK(keys(page) == std::vector<std::string>{"b", "7"});
+    CHECK(payloads(page) == std::vector<std::string>{R"({"x":1})", "2"});
+    CHECK(page.batch.backlog == 3);
+    CHECK(keys(parse(R"([{"id":"a","payload":1}])", source)) == std::vector<std::string>{"a"});
+
+    const ParsedPage shape = parse(R"({"data":[]})", source);
+    CHECK(shape.batch.status == Status::transient);
+    CHECK(shape.batch.error == "top-level object has no \"events\" member");
+    const ParsedPage missing = parse(R"({"events":[{"id":"a"}]})", source);
+    CHECK(missing.batch.status == Status::failing);
+    CHECK(missing.batch.error == "record #0 (key a): payload is missing");
+    const ParsedPage no_key = parse(R"({"events":[{"payload":1}]})", source);
+    CHECK(no_key.batch.error == "record #0: key /id is missing");
+}
