@@ -535,3 +535,14 @@ TEST_CASE("parse_page reads today's protocol keyed by text for the other styles"
     const ParsedPage no_key = parse(R"({"events":[{"payload":1}]})", source);
     CHECK(no_key.batch.error == "record #0: key /id is missing");
 }
+
+TEST_CASE("parse_page passes a next token on whole, whatever its size: the paging style judges it", "[page_parser]") {
+    Source source = keyed_source("/data");
+    source.paging.style = PagingStyle::cursor;
+    source.paging.next = "/meta/a~1b/~0c";
+    const std::string token(9000, 't');
+    const ParsedPage page = parse(R"({"data":[],"meta":{"a\/b":{"~c":")" + token + R"("}}})", source);
+    REQUIRE(page.batch.status == Status::ok);
+    CHECK(page.next == token);
+    CHECK(page.batch.events.empty());
+}
