@@ -21,6 +21,9 @@ struct RecordLayout {
     /// Within a record. Empty: "/payload" under today's protocol (no
     /// `records`), else the whole record.
     std::optional<std::string> payload;
+    /// Records in each page come newest first (Stripe's ending_before,
+    /// Slack): the page is read in reverse.
+    bool newest_first = false;
 
     bool standard() const { return !records && !payload; }
     std::string payload_pointer() const { return payload ? *payload : records ? "" : "/payload"; }

@@ -9,13 +9,15 @@
 
 namespace tributary {
 
-/// Turns the body of a 200 response into a batch, or says why it cannot.
+/// Turns the body of a 200 response in tributary's own protocol into a
+/// batch, or says why it cannot: parse_page() for a source with the default
+/// layout and paging (after-id).
 ///
 /// Accepts `{"events": [...]}` (beside "events", optional "remaining" and
 /// "head_id"; other members are ignored) or a bare array, each element
 /// `{"id": <64-bit integer>, "payload": <any JSON>}` (other members ignored).
 ///
-/// One pass over the body (scan_batch) validates all of it before anything is
+/// One pass over the body (scan_page) validates all of it before anything is
 /// returned: strict RFC 8259 JSON with valid UTF-8 and nesting no deeper than
 /// `limits.max_depth` (counted from the top, envelope included), the shape,
 /// each event, then the order of the ids; only then is the batch cut to its
