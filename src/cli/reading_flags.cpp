@@ -139,6 +139,8 @@ void ReadingFlags::declare(CLI::App& add) {
                    "JSON pointer to what is stored of a record; default the whole record "
                    "(/payload without --records)")
         ->each([this](const std::string&) { payload_given = true; });
+    add.add_flag("--newest-first", newest_first,
+                 "each page lists its records newest first (Stripe's ending_before, Slack): read it in reverse");
     add.add_option("--paginate", paginate, "after-id | after-key | cursor | link | time | page | offset")
         ->capture_default_str();
     add.add_option("--cursor-param", cursor_param, "query parameter that carries the cursor (default per style)")
@@ -178,6 +180,7 @@ void ReadingFlags::apply_to(postgres::SourceSpec& spec) const {
     if (!keys.empty()) layout.key = keys;
     for (const auto& key : layout.key) check_pointer("--key", key);
     if (payload_given) check_pointer("--payload", *(layout.payload = payload));
+    layout.newest_first = newest_first;
     Paging& paging = spec.paging;
     paging.style = *style;
     paging.cursor_param = cursor_param_given ? cursor_param : default_cursor_param(*style);

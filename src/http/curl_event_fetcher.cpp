@@ -23,6 +23,10 @@
 #include "body_budget.h"
 #include "core/shared_access_token.h"
 #include "curl_response_headers.h"
+#include "link_header.h"
+#include "next_link_policy.h"
+#include "page_parser.h"
+#include "paging/paging_strategy.h"
 #include "query_parameters.h"
 #include "rate_limit_headers.h"
 #include "request_credentials.h"
@@ -111,14 +115,6 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
 // source sends nothing, so a stop cuts a slow request short.
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
     return static_cast<const Transfer*>(user)->stop->stop_requested() ? 1 : 0;
-}
-
-std::string request_url(const std::string& base, std::int64_t after_id, int limit) {
-    // A fragment is never sent to the server, and the query must precede it.
-    std::string url = base.substr(0, base.find('#'));
-    if (url.find('?') == std::string::npos) url += '?';
-    else if (url.back() != '?' && url.back() != '&') url += '&';
-    return url + fmt::format("after_id={}&limit={}", after_id, limit);
 }
 
 std::string lowercase(std::string_view s) {
@@ -399,6 +395,74 @@ FetchResult oauth2_rejected(SharedAccessToken& access_tokens, const Source& sour
                     url));
 }
 
+// ---- paging: the URL a page is asked at, and what a page means ----
+
+/// Whether `url`'s query already has parameter `name` (a next link that
+/// carries the credentials the source URL was given).
+bool has_query_parameter(const std::string& url, const std::string& name) {
+    const auto query = url.find('?');
+    if (query == std::string::npos) return false;
+    const std::string_view rest(url.data() + query, url.size() - query);
+    for (const char lead : {'?', '&'})
+        if (rest.find(std::string(1, lead) + name + "=") != std::string_view::npos) return true;
+    return false;
+}
+
+/// The URL to GET for `request`: the source URL with the style's and the
+/// credentials' parameters; or a next link, checked again against the hosts
+/// it may lead to (a rewind may have put it there), with only those
+/// credential parameters it does not carry already.
+std::variant<std::string, RefusedLink> page_url(const Source& source, const PageRequest& request,
+                                                const std::vector<std::pair<std::string, std::string>>& credentials) {
+    if (request.url.empty()) {
+        auto parameters = request.query;
+        parameters.insert(parameters.end(), credentials.begin(), credentials.end());
+        return with_query_parameters(source.endpoint.url, parameters);
+    }
+    auto checked =
+        resolve_next_link(source.endpoint.url, source.endpoint.url, request.url, source.paging.allowed_hosts);
+    if (std::holds_alternative<RefusedLink>(checked)) return checked;
+    std::vector<std::pair<std::string, std::string>> missing;
+    for (const auto& parameter : credentials)
+        if (!has_query_parameter(std::get<std::string>(checked), parameter.first)) missing.push_back(parameter);
+    if (missing.empty()) return checked;
+    return with_query_parameters(std::get<std::string>(checked), missing);
+}
+
+/// Link style: the next page's URL, from the body (--next) or the Link
+/// header, absolute and allowed; nothing at the end. An error message when
+/// the link leads where it may not.
+std::variant<std::optional<std::string>, RefusedLink> next_page_link(const Source& source, const std::string& asked,
+                                                                     CURL* easy, const ParsedPage& page) {
+    const std::optional<std::string> reference =
+        source.paging.next.empty() ? next_link(response_header_values(easy, "Link")) : page.next;
+    if (!reference || reference->empty()) return std::optional<std::string>();
+    auto resolved = resolve_next_link(source.endpoint.url, asked, *reference, source.paging.allowed_hosts);
+    if (auto* refused = std::get_if<RefusedLink>(&resolved)) return *refused;
+    return std::optional<std::string>(std::get<std::string>(std::move(resolved)));
+}
+
+/// Lets the style judge the page: keeps the records it says are new, and
+/// sets the cursor after them. Returns why the page cannot be used.
+std::optional<std::string> follow_page(const Source& source, const PagingStrategy& paging, const Cursor& cursor,
+                                       int limit, const std::string& asked, CURL* easy, const ParsedPage& page,
+                                       FetchResult& result) {
+    std::optional<std::string> link;
+    if (source.paging.style == PagingStyle::link) {
+        auto next = next_page_link(source, asked, easy, page);
+        if (auto* refused = std::get_if<RefusedLink>(&next)) return refused->why;
+        link = std::get<std::optional<std::string>>(std::move(next));
+    }
+    const PageView view{result.events, page.times, page.next, page.has_more, page.end_of_stream, link};
+    PageOutcome outcome = paging.advance(cursor, view, limit);
+    if (outcome.problem) return outcome.problem;
+    const auto first_new = std::min(outcome.first_new, result.events.size());
+    result.events.erase(result.events.begin(), result.events.begin() + static_cast<std::ptrdiff_t>(first_new));
+    result.next = std::move(outcome.next);
+    result.at_end = outcome.at_end;
+    return std::nullopt;
+}
+
 }  // namespace
 
 void CurlEventFetcher::EasyCleanup::operator()(void* easy) const noexcept { curl_easy_cleanup(easy); }
@@ -412,12 +476,14 @@ CurlEventFetcher::CurlEventFetcher(FetchLimits limits, const StopSignal& stop, B
 
 FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, int limit) {
     const std::string url = shown_url(source.endpoint.url);
-    if (!source.keyed_by_id())
-        return FetchResult::failure(
-            Status::failing, "this build cannot page by --paginate " + std::string(to_string(source.paging.style)));
-    const std::int64_t after_id = cursor.id();
     if (stop_.stop_requested())
         return FetchResult::failure(Status::stopped, fmt::format("stopping: request to {} not sent", url));
+    if (!source.misconfigured.empty())
+        return FetchResult::failure(Status::failing, source.misconfigured).because(Cause::invalid_batch);
+    const auto paging = make_paging_strategy(source.paging);
+    const PageRequest page_request = paging->request(cursor, limit);
+    if (page_request.problem)
+        return FetchResult::failure(Status::failing, *page_request.problem).because(Cause::invalid_batch);
 
     HeaderList headers;
     if (auto why = build_headers(source.endpoint, headers))
@@ -426,6 +492,10 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     if (auto* failure = std::get_if<FetchResult>(&auth)) return std::move(*failure).because(Cause::network);
     const RequestAuth& sent_auth = std::get<RequestAuth>(auth);
     append_lines(headers, sent_auth.credentials.headers);
+    auto full_url = page_url(source, page_request, sent_auth.credentials.query);
+    if (auto* refused = std::get_if<RefusedLink>(&full_url))
+        return FetchResult::failure(Status::failing, refused->why).because(Cause::invalid_batch);
+    const std::string& asked = std::get<std::string>(full_url);
 
     CURL* easy = easy_.get();
     // Reset clears the previous source's options but keeps the handle's
@@ -436,10 +506,7 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     transfer.max_body = limits_.max_body_bytes;
     transfer.stop = &stop_;
     transfer.deadline = std::chrono::steady_clock::now() + request_timeout(source.endpoint);
-    const std::string full_url =
-        with_query_parameters(request_url(source.endpoint.url, after_id, limit), sent_auth.credentials.query);
-    if (const CURLcode rc = set_options(easy, full_url, source.endpoint, headers.get(), limits_, transfer);
-        rc != CURLE_OK)
+    if (const CURLcode rc = set_options(easy, asked, source.endpoint, headers.get(), limits_, transfer); rc != CURLE_OK)
         return FetchResult::failure(Status::transient,
                                     fmt::format("cannot prepare the request to {}: {}", url, curl_easy_strerror(rc)))
             .because(Cause::network);
@@ -458,8 +525,13 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     const char* content_type = nullptr;
     curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &content_type);
     if (!is_json(content_type)) return content_type_failure(content_type, url).because(Cause::invalid_batch);
-    FetchResult result = parse_owned_batch(std::move(transfer.body), after_id, limit, limits_);
-    if (result.status == Status::ok) result.hold_off = hold_off;
+    ParsedPage page = parse_page(std::move(transfer.body), source, cursor, limit, limits_);
+    FetchResult result = std::move(page.batch);
+    if (result.status == Status::ok) {
+        if (auto why = follow_page(source, *paging, cursor, limit, asked, easy, page, result))
+            return FetchResult::failure(Status::failing, *why).because(Cause::invalid_batch);
+        result.hold_off = hold_off;
+    }
     // The body is gone; what the batch keeps stays counted until it is stored.
     std::size_t kept = 0;
     for (const auto& event : result.events) kept += event.payload.capacity();

@@ -64,6 +64,7 @@ std::string reading_json(const RecordLayout& layout, const Paging& paging, const
     if (layout.records) out["records"] = *layout.records;
     if (layout.key != RecordLayout{}.key) out["key"] = layout.key;
     if (layout.payload) out["payload"] = *layout.payload;
+    if (layout.newest_first) out["newest_first"] = true;
     if (paging.style != defaults.style) out["paginate"] = to_string(paging.style);
     if (paging.cursor_param != default_cursor_param(paging.style)) out["cursor_param"] = paging.cursor_param;
     if (paging.limit_param != defaults.limit_param) out["limit_param"] = paging.limit_param;
@@ -87,6 +88,7 @@ void read_reading_json(const std::string& text, Source& source) {
         if (json.contains("records")) layout.records = json["records"].get<std::string>();
         if (json.contains("key")) layout.key = json["key"].get<std::vector<std::string>>();
         if (json.contains("payload")) layout.payload = json["payload"].get<std::string>();
+        layout.newest_first = json.value("newest_first", false);
         Paging& paging = source.paging;
         if (json.contains("paginate")) {
             const auto style = paging_style_named(json["paginate"].get<std::string>());
