@@ -5,6 +5,8 @@
 #include "command.h"
 #include "core/names.h"
 #include "flag_checks.h"
+#include "http/page_paths.h"
+#include "http/request_credentials.h"
 #include "http/shown_url.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
@@ -25,6 +27,14 @@ void check_spec(const postgres::SourceSpec& spec) {
     // The URL is not quoted back: it may hold credentials, or the very bytes
     // that are wrong with it.
     if (const auto problem = url_problem(spec.url); !problem.empty()) throw UsageError("invalid --url: " + problem);
+    // The reader's own checks, so that a layout it cannot read is refused
+    // now rather than at the first page.
+    Source reading;
+    reading.layout = spec.layout;
+    reading.paging = spec.paging;
+    PagePaths paths;
+    if (const auto problem = compile_page_paths(reading, paths)) throw UsageError(*problem);
+    if (const auto problem = env_auth_problem(spec.auth)) throw UsageError(*problem);
     for (const auto& header : spec.headers) {
         const auto colon = header.find(':');
         if (colon == std::string::npos || colon == 0 || header.find_first_of("\r\n") != std::string::npos)

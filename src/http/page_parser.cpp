@@ -171,6 +171,11 @@ std::optional<FetchResult> page_problem(std::string_view body, const ScannedPage
     return std::nullopt;
 }
 
+/// A page kept whole may hold this many times the limit, or this many
+/// records, whichever is more.
+constexpr std::size_t kMostRecordsPerLimit = 10;
+constexpr std::size_t kMostRecordsAlways = 10000;
+
 ParsedPage parse_checked(std::string_view body, std::string* owned, const Source& source, const Cursor& cursor,
                          int limit, const FetchLimits& limits) {
     if (body.size() > limits.max_body_bytes)
@@ -181,10 +186,21 @@ ParsedPage parse_checked(std::string_view body, std::string* owned, const Source
         return failed(failing("--paginate after-id: the cursor is a position, not an event id"));
     const std::int64_t after_id = paths.keyed_by_id ? cursor.id() : 0;
     const auto cut = static_cast<std::size_t>(std::max(limit, 0));
-    const std::size_t keep = paths.keyed_by_id && !paths.newest_first ? cut : std::numeric_limits<std::size_t>::max();
+    // Only an after-id page read oldest first can be cut to the limit as it
+    // is read; any other is kept whole, up to a bound: an API may page by a
+    // size of its own, but a page of far more records than asked for is
+    // hostile (64 MiB of tiny records would be millions of events in memory).
+    const std::size_t most = std::max(cut * kMostRecordsPerLimit, kMostRecordsAlways);
+    const bool cut_early = paths.keyed_by_id && !paths.newest_first;
+    const std::size_t keep = cut_early ? cut : most;
 
     ScannedPage scan = scan_page(body, paths, after_id, keep, limits.max_depth);
     if (scan.syntax) return failed(syntax_failure(body, *scan.syntax));
+    if (!cut_early && scan.count > most)
+        return failed(
+            failing(fmt::format("the page has {} records, more than {} ({} times --batch-size {}): the API "
+                                "ignores the limit? raise --batch-size to its page size",
+                                scan.count, most, kMostRecordsPerLimit, cut)));
     ParsedPage page;
     if (auto why = page_problem(body, scan, paths, source.paging, page)) return failed(std::move(*why));
 

@@ -311,6 +311,41 @@ TEST_CASE("integer duration and URL flags take strictly what they say; else exit
     refused({"dlq", "replay", "g", "--seq", "9223372036854775808"}, "--seq");
 }
 
+TEST_CASE("source add's reading flags are checked together; a wrong one exits 2 naming it", "[styles]") {
+    TestDatabase db;
+    const auto refused = [&](std::vector<std::string> extra, const std::string& says) {
+        std::vector<std::string> args = {"source", "add", "s", "--url", "http://127.0.0.1:9/api"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto err = run_tributary(db.url(), std::move(args), 2).err;
+        INFO(err);
+        CHECK(err.find(says) != std::string::npos);
+    };
+    refused({"--paginate", "pages"}, "--paginate 'pages'");
+    refused({"--paginate", "cursor"}, "--next");  // where is the token?
+    refused({"--paginate", "time"}, "--time-field");
+    refused({"--paginate", "page", "--next", "/next"}, "--next does not apply to --paginate page");
+    refused({"--lookback", "5m"}, "--lookback does not apply");
+    refused({"--key", "/a", "--key", "/b"}, "composite keys");
+    refused({"--records", "data"}, "--records");
+    refused({"--paginate", "after-key", "--key", "/a~2"}, "--key");
+    refused({"--paginate", "cursor", "--records", "/data", "--next", "/data/0/n"}, "lies within the records");
+    refused({"--paginate", "after-key", "--after-id", "5"}, "--after-id");
+    refused({"--paginate", "after-key", "--bearer-env", "1X"}, "--bearer-env");
+    refused({"--paginate", "after-key", "--basic-env", "USER"}, "--basic-env");
+    refused({"--paginate", "after-key", "--oauth2-token-url", "http://a.example/t"}, "--client-id-env");
+    refused({"--paginate", "after-key", "--param", "=x"}, "--param");
+    CHECK(db.scalar("SELECT count(*) FROM tributary.sources") == "0");
+
+    run_tributary(db.url(), {"source", "add", "s", "--url", "http://127.0.0.1:9/api", "--paginate", "cursor",
+                             "--records", "/data", "--key", "/id", "--key", "/v", "--next", "/next", "--bearer-env",
+                             "API_TOKEN", "--param", "channel=C1"});
+    const auto listed = run_tributary(db.url(), {"source", "list", "--json"}).out;
+    INFO(listed);
+    CHECK(listed.find("\"paginate\": \"cursor\"") != std::string::npos);
+    CHECK(listed.find("API_TOKEN") != std::string::npos);  // the variable's name, never a value
+    CHECK(db.scalar("SELECT position FROM tributary.cursors") == "");
+}
+
 TEST_CASE("status columns fit 19-digit cursors and counts") {
     TestDatabase db;
     run_tributary(db.url(),

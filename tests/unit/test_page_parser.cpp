@@ -546,3 +546,18 @@ TEST_CASE("parse_page passes a next token on whole, whatever its size: the pagin
     CHECK(page.next == token);
     CHECK(page.batch.events.empty());
 }
+
+TEST_CASE("a page kept whole may hold ten times the limit, or 10 000 records, and no more", "[page_parser]") {
+    const auto body = [](int n) {
+        std::string out = "{\"data\":[";
+        for (int i = 0; i < n; ++i) out += (i ? ",{\"id\":" : "{\"id\":") + std::to_string(i) + "}";
+        return out + "]}";
+    };
+    const auto source = keyed_source("/data");
+    CHECK(parse(body(10000), source, 100).batch.events.size() == 10000);
+    const auto over = parse(body(10001), source, 100);
+    CHECK(over.batch.status == Status::failing);
+    CHECK_THAT(over.batch.error, Catch::Contains("10001 records, more than 10000") && Catch::Contains("--batch-size"));
+    CHECK(parse(body(20000), source, 2000).batch.events.size() == 20000);
+    CHECK(parse(body(20001), source, 2000).batch.status == Status::failing);
+}
