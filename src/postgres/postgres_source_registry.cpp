@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "control_channel.h"
+#include "optional_field.h"
 #include "postgres/statements.h"
 #include "source_reading.h"
 #include "sql_errors.h"
@@ -51,12 +52,6 @@ SourceRecord to_record(const pqxx::row& row) {
         s.misconfigured = e.what();
     }
     return record;
-}
-
-template <typename T>
-std::optional<T> optional_field(const pqxx::field& field) {
-    if (field.is_null()) return std::nullopt;
-    return field.as<T>();
 }
 
 }  // namespace
