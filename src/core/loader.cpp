@@ -249,10 +249,14 @@ Cursor cursor_after(const SourceTurn::Claim& claim, const FetchResult& result) {
     return result.events.empty() ? claim.cursor : Cursor::at_id(result.events.back().id);
 }
 
-/// A cursor for log lines: a next-page URL or token may be long.
+/// A cursor for log lines: a next-page URL or token may be long, and a next
+/// link's query may echo a credential the source was given (an API key as a
+/// query parameter), so a position is shown up to its query, if it has one.
 std::string shown_cursor(const Cursor& cursor) {
     constexpr std::size_t kShown = 80;
     auto text = cursor.to_string();
+    if (const auto query = text.find('?'); !cursor.is_id() && query != std::string::npos)
+        text = text.substr(0, query) + "?...";
     if (text.size() > kShown) text = text.substr(0, kShown) + "...";
     return text;
 }
