@@ -163,7 +163,12 @@ void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& act
             check_name(*rewind_name);
             return with_registry(global, [&](postgres::PostgresSourceRegistry& r) {
                 const auto from = r.rewind(*rewind_name, *rewind_to);
-                std::cout << "rewound " << *rewind_name << " from " << from << " to " << *rewind_to << "\n";
+                // A next link's query may echo a credential: shown as status shows it.
+                const auto shown = [](const std::string& position) {
+                    return position.rfind("http", 0) == 0 ? shown_url(position) : position;
+                };
+                std::cout << "rewound " << *rewind_name << " from " << shown(from) << " to " << shown(*rewind_to)
+                          << "\n";
             });
         };
     });

@@ -64,10 +64,16 @@ std::string cursor_text(const postgres::SourceStatus& s, std::size_t max_length)
     return s.taken > 0 ? text + " +" + std::to_string(s.taken) : text;
 }
 
+/// A rewind's from/to as status shows them: a next link without its query,
+/// as the cursor itself.
+std::string shown_position(const postgres::SourceStatus& s, const std::string& position) {
+    return s.paging == "link" ? shown_url(position) : position;
+}
+
 nlohmann::json rewind_json(const postgres::SourceStatus& s) {
     if (!s.last_rewind) return nullptr;
     const auto& r = *s.last_rewind;
-    return {{"by", r.by}, {"at", r.at}, {"from", r.from}, {"to", r.to}};
+    return {{"by", r.by}, {"at", r.at}, {"from", shown_position(s, r.from)}, {"to", shown_position(s, r.to)}};
 }
 
 void print_json(const std::vector<postgres::SourceStatus>& rows) {
@@ -126,7 +132,8 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
         const auto& r = *s.last_rewind;
         std::cout << "\n"
                   << s.name << ": rewound by " << printable(r.by) << " at " << r.at << " from "
-                  << printable(r.from.substr(0, 80)) << " to " << printable(r.to.substr(0, 80)) << "\n";
+                  << printable(shown_position(s, r.from).substr(0, 80)) << " to "
+                  << printable(shown_position(s, r.to).substr(0, 80)) << "\n";
     }
     for (const auto& s : rows) {
         if (!s.locked_by) continue;
