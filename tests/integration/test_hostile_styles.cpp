@@ -38,7 +38,7 @@ const int kBatch = 20;
 const std::vector<HostileStyle> kFromTheStart{
     {"token-loop", "cursor", kCursor, "failing", "the next token repeats the current one", kBatch},
     {"token-loop", "link", kLink, "failing", "the next link repeats the current one", kBatch},
-    {"link-offsite", "link", kLink, "failing", "attacker.invalid", 0},
+    {"link-offsite", "link", kLink, "failing", "--allow-redirect-host attacker.invalid would allow it", 0},
     {"no-records", "after-key", kAfterKey, "failing", "no records array at /data", 0},
     {"no-records", "link", kLink, "failing", "expected an array", 0},
     {"no-key", "after-key", kAfterKey, "failing", "key", 0},
@@ -70,12 +70,13 @@ long long stored_of(const TestDatabase& db, const std::string& name) {
 TEST_CASE("hostile paging: each case fails its source by name, stores nothing of the page, the rest flows",
           "[hostile-styles]") {
     TestDatabase db;
-    // Server sources: hs.0 .. for kFromTheStart, then healthy, page-shrink, time-backwards, env.
+    // Server sources: hs.0 .. for kFromTheStart, then healthy, page-shrink, time-backwards, env,
+    // allowed offsite link.
     const auto healthy = hostile_source(kFromTheStart.size());
     const auto shrinking = hostile_source(kFromTheStart.size() + 1);
     const auto backwards = hostile_source(kFromTheStart.size() + 2);
     const auto no_env = hostile_source(kFromTheStart.size() + 3);
-    std::vector<std::string> options{"--sources", std::to_string(kFromTheStart.size() + 4),
+    std::vector<std::string> options{"--sources", std::to_string(kFromTheStart.size() + 5),
                                      "--prefix",  "hs.",
                                      "--backlog", std::to_string(kBacklog),
                                      "--threads", "32"};
@@ -86,6 +87,12 @@ TEST_CASE("hostile paging: each case fails its source by name, stores nothing of
         add_source(db, std::string(kFromTheStart[i].mode) + "." + kFromTheStart[i].style,
                    server.style_url(kFromTheStart[i].style, hostile_source(i)), kFromTheStart[i].flags);
     add_source(db, "healthy", server.style_url("after-key", healthy), kAfterKey);
+    // The same offsite link, from a source that names its host: followed (and the host does not
+    // resolve, RFC 2606), so the first page is stored and the request after it fails for a while.
+    const auto allowed = hostile_source(kFromTheStart.size() + 4);
+    server.set_fault(allowed, "link-offsite");
+    add_source(db, "link-offsite.allowed", server.style_url("link", allowed), kLink,
+               {"--allow-redirect-host", "attacker.invalid"});
     add_source(db, "page-shrink", server.style_url("page", shrinking), kPage);
     add_source(db, "time-backwards", server.style_url("time", backwards), kTime, {"--batch-size", "100"});
     add_source(db, "missing-env", server.style_url("after-key", no_env), kAfterKey,
@@ -132,6 +139,15 @@ TEST_CASE("hostile paging: each case fails its source by name, stores nothing of
         REQUIRE(row["last_error"].is_string());
         CHECK_THAT(row["last_error"].get<std::string>(), Catch::Contains("TRIBUTARY_ITEST_UNSET_TOKEN"));
         CHECK(server.requests(no_env).empty());
+    }
+    {
+        const auto& row = status["link-offsite.allowed"];
+        INFO(row.dump());
+        CHECK(stored_of(db, "link-offsite.allowed") == kBatch);
+        CHECK(row["state"] == "transient");
+        REQUIRE(row["last_error"].is_string());
+        CHECK_THAT(row["last_error"].get<std::string>(), Catch::Contains("attacker.invalid"));
+        CHECK_THAT(row["last_error"].get<std::string>(), !Catch::Contains("--allow-redirect-host"));
     }
     CHECK(status["healthy"]["state"] == "ok");
     check_stored_exactly_once(db, server, "healthy", healthy, "after-key");

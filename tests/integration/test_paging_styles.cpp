@@ -107,6 +107,11 @@ TEST_CASE("every paging style: two loaders over growing sources store each key o
     CHECK(status["after-id"]["cursor"] == kMaxEvents);
     CHECK(db.scalar("SELECT count(*) FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id"
                     " WHERE s.name = 'after-id' AND (e.event_id IS NULL OR e.event_key IS NOT NULL)") == "0");
+    // Records did arrive late: in updated_at order, some id comes after a larger one.
+    const auto by_time = nlohmann::json::parse(server.truth_text(time_source, "time"));
+    bool late = false;
+    for (std::size_t i = 1; i < by_time.size(); ++i) late = late || by_time[i]["id"] < by_time[i - 1]["id"];
+    CHECK(late);
     // The time source re-read what its lookback covers, and stored none of it twice.
     CHECK(records_served(server, time_source) > kMaxEvents);
 }
