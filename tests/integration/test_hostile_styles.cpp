@@ -171,6 +171,7 @@ TEST_CASE("absurd rate-limit headers hold a source off for at most a day; the ot
     INFO(row.dump());
     // The page itself was sound: it is stored; then the source waits, a day rather than 3000 years.
     CHECK(stored_of(db, "absurd") == kBatch);
+    CHECK(row["state"] == "throttled");
     CHECK(server.requests("ra.0").size() == 1);
     CHECK(row["seconds_until_next_request"].get<double>() > 3600);
     CHECK(row["seconds_until_next_request"].get<double>() <= 86400);
