@@ -86,6 +86,7 @@ TEST_CASE("OAuth2: two loaders share one token, a revoked one is renewed once, n
     ChildProcess first(tributary_args(db.url(), {"run", "--workers", "2", "--listen", "127.0.0.1:0"}), kCredentials);
     ChildProcess second(tributary_args(db.url(), {"run", "--workers", "2"}), kCredentials);
     wait_until("the backlog stored", [&] { return stored_count(db) >= 200; });
+    CHECK(server.stats()["oauth"]["token_requests"] == 1);  // by four workers in two processes
     CHECK(server.stats()["oauth"]["tokens_issued"] == 1);
     const auto first_token = db.scalar("SELECT value FROM tributary.access_tokens");
     REQUIRE(first_token.size() == 64);
@@ -107,6 +108,7 @@ TEST_CASE("OAuth2: two loaders share one token, a revoked one is renewed once, n
     check_stored_exactly_once(db, server, "oauth", "oa.0", "cursor");
     const auto oauth = server.stats()["oauth"];
     INFO(oauth.dump());
+    CHECK(oauth["token_requests"] == 2);
     CHECK(oauth["tokens_issued"] == 2);
     CHECK(oauth["rejected"].get<int>() >= 1);
 
