@@ -319,7 +319,10 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
     const std::size_t stored_count = count - std::min(count, stored.skipped);
     spdlog::debug("source={} worker={} stored {} events ({} seen before), cursor {} -> {}", source.name,
                   options_.worker, stored_count, stored.skipped, shown_cursor(claim.cursor), shown_cursor(next));
-    return {stored_count > 0 || count == 0 ? SourceOutcome::stored : SourceOutcome::empty,
+    // A page seen before that moved the cursor (a rewind re-reading what is stored) is progress
+    // too: the pages after it may hold new records, so the pass is not idle.
+    const bool moved = !(next == claim.cursor);
+    return {stored_count > 0 || count == 0 || moved ? SourceOutcome::stored : SourceOutcome::empty,
             stored_count,
             FailureClass::none,
             {},

@@ -496,6 +496,8 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     if (auto* refused = std::get_if<RefusedLink>(&full_url))
         return FetchResult::failure(Status::failing, refused->why).because(Cause::invalid_batch);
     const std::string& asked = std::get<std::string>(full_url);
+    // From here on, messages name the URL asked: a next link may lead to another path or host.
+    const std::string shown_asked = shown_url(asked);
 
     CURL* easy = easy_.get();
     // Reset clears the previous source's options but keeps the handle's
@@ -507,24 +509,25 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     transfer.stop = &stop_;
     transfer.deadline = std::chrono::steady_clock::now() + request_timeout(source.endpoint);
     if (const CURLcode rc = set_options(easy, asked, source.endpoint, headers.get(), limits_, transfer); rc != CURLE_OK)
-        return FetchResult::failure(Status::transient,
-                                    fmt::format("cannot prepare the request to {}: {}", url, curl_easy_strerror(rc)))
+        return FetchResult::failure(Status::transient, fmt::format("cannot prepare the request to {}: {}", shown_asked,
+                                                                   curl_easy_strerror(rc)))
             .because(Cause::network);
 
     if (const CURLcode rc = curl_easy_perform(easy); rc != CURLE_OK)
-        return transport_failure(rc, transfer, limits_, budget_, url).because(Cause::network);
+        return transport_failure(rc, transfer, limits_, budget_, shown_asked).because(Cause::network);
 
     long code = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
     if (code == 401 && sent_auth.oauth2_token)
-        return oauth2_rejected(*access_tokens_, source, *sent_auth.oauth2_token, url).because(Cause::http_status);
-    if (auto throttled = rate_limited(easy, code, source, url))
+        return oauth2_rejected(*access_tokens_, source, *sent_auth.oauth2_token, shown_asked)
+            .because(Cause::http_status);
+    if (auto throttled = rate_limited(easy, code, source, shown_asked))
         return std::move(*throttled).because(Cause::http_status);
-    if (code != 200) return http_failure(easy, code, url).because(Cause::http_status);
+    if (code != 200) return http_failure(easy, code, shown_asked).because(Cause::http_status);
     const auto hold_off = spent_rate_limit(easy, source);
     const char* content_type = nullptr;
     curl_easy_getinfo(easy, CURLINFO_CONTENT_TYPE, &content_type);
-    if (!is_json(content_type)) return content_type_failure(content_type, url).because(Cause::invalid_batch);
+    if (!is_json(content_type)) return content_type_failure(content_type, shown_asked).because(Cause::invalid_batch);
     ParsedPage page = parse_page(std::move(transfer.body), source, cursor, limit, limits_);
     FetchResult result = std::move(page.batch);
     if (result.status == Status::ok) {

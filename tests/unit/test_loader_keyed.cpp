@@ -86,6 +86,19 @@ TEST_CASE("a page with nothing new but a new cursor moves the cursor alone; the 
     CHECK(rig.db.gates[1].drained);
 }
 
+TEST_CASE("a page of records all stored before that moves the cursor is progress, not idle") {
+    KeyedRig rig;
+    rig.script({"a", "b"}, Cursor::at("t1"));
+    rig.turn_later();
+    // As after a rewind: the same records again, and a cursor that moves on.
+    rig.script({"a", "b"}, Cursor::at("t2"));
+    const auto again = rig.turn_later();
+    CHECK(again.outcome == SourceOutcome::stored);  // run --until-idle reads on
+    CHECK(again.events == 0);
+    CHECK(rig.db.positions[1] == Cursor::at("t2"));
+    CHECK(rig.db.events[1].size() == 2);
+}
+
 TEST_CASE("a keyed page with an empty key is refused whole") {
     KeyedRig rig;
     rig.script({"a", ""}, Cursor::at("t1"));

@@ -1,7 +1,13 @@
 -- One row per source: its gate, cursor and, when a session that is not a loader holds its lock,
 -- that session (tributary.foreign_locks); then how it pages, its position (sources keyed by text) and
--- its last rewind.
-SELECT s.name, s.enabled, g.state, c.last_event_id, c.events_stored, g.failures,
+-- its last rewind. A source the API itself asked to wait (rate-limit fields spent on a good answer:
+-- its pause, set with last_success_at by the same statement, is longer than its interval, and it
+-- is neither idle nor in flight) is shown `throttled`, as one refused with a 429 is.
+SELECT s.name, s.enabled,
+       CASE WHEN g.state = 'ok' AND NOT g.drained AND g.lease = g.closed_lease
+                 AND g.next_allowed_at > g.last_success_at + s.interval_ms * interval '1 ms'
+            THEN 'throttled' ELSE g.state END,
+       c.last_event_id, c.events_stored, g.failures,
        extract(epoch FROM now() - g.last_request)::float8,
        extract(epoch FROM now() - g.last_success_at)::float8,
        CASE WHEN g.next_allowed_at > now() THEN extract(epoch FROM g.next_allowed_at - now())::float8 ELSE 0 END,
