@@ -17,15 +17,12 @@ class SharedAccessToken;
 /// GETs the page at the cursor as the source's paging style asks for it
 /// (src/paging/: `<url>?after_id=N&limit=M` for today's protocol, the
 /// parameters appended to any query the URL has; a next link as it is, once
-/// checked against the hosts it may lead to) and classifies the outcome: transport errors, timeouts, 408, 5xx, a body over
-/// `max_body_bytes`, a wrong content type or a malformed body -> transient;
-/// 429/503 with Retry-After -> throttled (retry_after clamped to [0, 24 h]);
-/// redirects (never followed) and other 4xx -> failing; 200 ->
-/// parse_page() with the source's layout, then the style's verdict on the
-/// page (a loop, a shrunk page, a link to a foreign host -> failing), which
-/// keeps the records not yet taken and sets the next cursor. A body that cannot get its share of the process's
-/// BodyBudget -> transient.
-/// A stop requested on `stop` abandons the transfer in progress -> stopped.
+/// checked against the hosts it may lead to) and classifies the outcome: transport errors, timeouts, 408, 5xx, a body
+/// over `max_body_bytes`, a wrong content type or a malformed body -> transient; 429/503 with Retry-After -> throttled
+/// (retry_after clamped to [0, 24 h]); redirects (never followed) and other 4xx -> failing; 200 -> parse_page() with
+/// the source's layout, then the style's verdict on the page (a loop, a shrunk page, a link to a foreign host ->
+/// failing), which keeps the records not yet taken and sets the next cursor. A body that cannot get its share of the
+/// process's BodyBudget -> transient. A stop requested on `stop` abandons the transfer in progress -> stopped.
 /// Credentials (EnvAuth) are read from the environment for each request
 /// (request_credentials.h); an OAuth2 source's token comes from the shared
 /// AccessTokens, and a 401 rejects it (transient: the next request renews
