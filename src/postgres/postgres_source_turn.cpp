@@ -388,7 +388,7 @@ SourceTurn::Appended PostgresSourceTurn::append_and_close(const Source& source, 
     // again). So does a one-statement batch of 1 MiB or more in all: its
     // payloads become the statement's JSON array, moved into libpq's hands.
     const bool give_away = large || (one_statement && payload_bytes(batch) >= kLargePayload);
-    for (int attempt = 1;; ++attempt) {
+    return with_retries(source.id, give_away, [&]() -> Appended {
         try {
             const auto stored = large           ? append_large(source, expected, batch, close)
                                 : one_statement ? append_in_one_statement(source, expected, batch, close, give_away)
@@ -401,13 +401,22 @@ SourceTurn::Appended PostgresSourceTurn::append_and_close(const Source& source, 
             // is gone, close and all; one statement handles it itself).
             close_after_batch(close);
             return {Stored::duplicate, 0};
+        }
+    });
+}
+
+template <typename Store>
+SourceTurn::Appended PostgresSourceTurn::with_retries(int source_id, bool give_away, Store&& store) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            return store();
         } catch (const pqxx::data_exception& e) {
             throw BatchRejected(e.what());
         } catch (const pqxx::statement_completion_unknown& e) {
-            forget_lock(source.id);
+            forget_lock(source_id);
             throw DatabaseUnavailable(std::string("COMMIT outcome unknown: ") + e.what());
         } catch (const DatabaseUnavailable&) {
-            forget_lock(source.id);
+            forget_lock(source_id);
             throw;
         } catch (const pqxx::transaction_rollback&) {
             // 40001, 40P01 (libpqxx 6.4 does not derive these from sql_error).
@@ -430,38 +439,22 @@ SourceTurn::Appended PostgresSourceTurn::append_keyed(const Source& source, cons
     const bool give_away = payload_bytes(batch) >= kLargePayload;
     auto payloads = payload_array(batch, give_away);
     const char* lock = lock_argument(source.id);
-    for (int attempt = 1;; ++attempt) {
-        try {
-            // -1: the cursor was not the claim's (the function says NULL).
-            const std::int64_t skipped = session_.run([&](pqxx::connection& c) {
-                pqxx::nontransaction tx(c);
-                fault_point("mid_insert");
-                fault_point("during_commit");
-                return tx
-                    .exec_prepared1(kAppendKeyed, source.id, claim.cursor.position(), claim.cursor.taken(),
-                                    next.position(), next.taken(), keys, payloads, lock, claim.lease, pause.count(),
-                                    progress.drained, NullableInt(progress.backlog).get())[0]
-                    .as<std::int64_t>(-1);
-            });
-            forget_lock(source.id);
-            if (skipped < 0) return {Stored::conflict, 0};
-            return {Stored::appended, static_cast<std::size_t>(skipped)};
-        } catch (const pqxx::data_exception& e) {
-            throw BatchRejected(e.what());
-        } catch (const pqxx::statement_completion_unknown& e) {
-            forget_lock(source.id);
-            throw DatabaseUnavailable(std::string("COMMIT outcome unknown: ") + e.what());
-        } catch (const DatabaseUnavailable&) {
-            forget_lock(source.id);
-            throw;
-        } catch (const pqxx::transaction_rollback&) {
-            if (give_away || attempt == kAttempts) throw;
-            pause_before_retry(attempt);
-        } catch (const pqxx::sql_error& e) {
-            if (give_away || !is_retryable(e) || attempt == kAttempts) throw;
-            pause_before_retry(attempt);
-        }
-    }
+    return with_retries(source.id, give_away, [&]() -> Appended {
+        // -1: the cursor was not the claim's (the function says NULL).
+        const std::int64_t skipped = session_.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            fault_point("mid_insert");
+            fault_point("during_commit");
+            return tx
+                .exec_prepared1(kAppendKeyed, source.id, claim.cursor.position(), claim.cursor.taken(), next.position(),
+                                next.taken(), keys, payloads, lock, claim.lease, pause.count(), progress.drained,
+                                NullableInt(progress.backlog).get())[0]
+                .as<std::int64_t>(-1);
+        });
+        forget_lock(source.id);
+        if (skipped < 0) return {Stored::conflict, 0};
+        return {Stored::appended, static_cast<std::size_t>(skipped)};
+    });
 }
 
 SourceTurn::Appended PostgresSourceTurn::append_replay(const Source& source, std::int64_t expected, EventBatch& batch,

@@ -54,6 +54,13 @@ private:
     /// A batch of a source keyed by id that a rewind replays: ids stored
     /// already are skipped (tributary.loader_append_replay).
     Appended append_replay(const Source& source, std::int64_t expected, EventBatch& batch, const BatchClose& close);
+    /// Runs `store` (one attempt at a batch) and puts what PostgreSQL says in
+    /// the port's terms: a payload it refuses -> BatchRejected; a lost
+    /// session or an unknown COMMIT -> DatabaseUnavailable (the lock gone);
+    /// a serialization failure or a lock wait -> another attempt after a
+    /// pause, unless the batch gave its payloads away (tried once).
+    template <typename Store>
+    Appended with_retries(int source_id, bool give_away, Store&& store);
     /// A batch of a source keyed by text, in one statement.
     Appended append_keyed(const Source& source, const Claim& claim, EventBatch& batch, const Progress& progress);
     /// Runs one statement outside a transaction block; after an error that
