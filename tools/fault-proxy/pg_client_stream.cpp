@@ -53,6 +53,7 @@ void PgClientStream::become_opaque(std::string reason) {
 }
 
 void PgClientStream::server_bytes(const char* data, std::size_t size) {
+    if (phase_ == Phase::messages) return server_messages(data, size);
     if (phase_ != Phase::awaiting_encryption_answer || size == 0) return;
     switch (data[0]) {
         case 'N':
@@ -64,9 +65,48 @@ void PgClientStream::server_bytes(const char* data, std::size_t size) {
     }
 }
 
+void PgClientStream::server_messages(const char* data, std::size_t size) {
+    std::size_t i = 0;
+    while (i < size) {
+        if (server_in_body_) {
+            const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(server_body_remaining_, size - i));
+            if (server_ready_ && take > 0) {
+                in_transaction_ = data[i] != 'I';  // 'I' idle, 'T' in a block, 'E' in a failed block
+                server_ready_ = false;
+            }
+            i += take;
+            server_body_remaining_ -= take;
+            if (server_body_remaining_ == 0) server_in_body_ = false;
+            continue;
+        }
+        const std::size_t take = std::min(sizeof server_header_ - server_header_have_, size - i);
+        std::memcpy(server_header_ + server_header_have_, data + i, take);
+        server_header_have_ += take;
+        i += take;
+        if (server_header_have_ < sizeof server_header_) return;
+        server_header_have_ = 0;
+        const std::uint32_t length = read_be32(server_header_ + 1);
+        if (length < 4 || length > 0x7fffffffu) {
+            become_opaque("invalid length " + std::to_string(length) + " of a server message of type " +
+                          std::to_string(static_cast<int>(server_header_[0])));
+            return;
+        }
+        server_body_remaining_ = length - 4;
+        server_ready_ = server_header_[0] == 'Z';
+        server_in_body_ = server_body_remaining_ > 0;
+    }
+}
+
 void PgClientStream::message_complete(std::size_t end, std::vector<std::size_t>& commit_ends) {
     in_body_ = false;
     if (capturing_ && is_commit_query(query_)) commit_ends.push_back(end);
+    if (type_ == 'E') executed_ = true;
+    if (type_ == 'S') {
+        // Outside a transaction block, what was executed since the last Sync commits now.
+        if (executed_ && !in_transaction_) commit_ends.push_back(end);
+        executed_ = false;
+    }
+    type_ = 0;
     capturing_ = false;
     query_.clear();
 }
@@ -122,6 +162,7 @@ void PgClientStream::client_bytes(const char* data, std::size_t size, std::vecto
                 return;
             }
             body_remaining_ = length - 4;
+            type_ = static_cast<char>(header_[0]);
             capturing_ = header_[0] == 'Q' && body_remaining_ <= kMaxCommitCandidate;
         }
         in_body_ = true;
