@@ -9,6 +9,7 @@
 // The fault proxy's view of a PostgreSQL connection: where a client message
 // that commits ends, so that /cut-after-commit can cut right after it.
 
+using tributary::fault_proxy::CommitEnd;
 using tributary::fault_proxy::PgClientStream;
 
 namespace {
@@ -25,19 +26,26 @@ std::string startup() { return be32(8) + be32(196608); }  // protocol 3.0, no pa
 std::string ready(char status) { return message('Z', std::string(1, status)); }
 std::string query(const std::string& text) { return message('Q', text + '\0'); }
 /// Bind, Execute, Sync of a prepared statement: how libpq sends exec_prepared.
-std::string bind_execute_sync() {
-    return message('B', std::string("\0stmt\0", 6) + std::string(6, '\0')) + message('E', std::string(5, '\0')) +
-           message('S', "");
+std::string bind_execute_sync(const std::string& statement = "stmt", std::size_t parameter_bytes = 0) {
+    return message('B', std::string(1, '\0') + statement + std::string(1, '\0') + std::string(6, '\0') +
+                            std::string(parameter_bytes, 'x')) +
+           message('E', std::string(5, '\0')) + message('S', "");
 }
 
-/// Feeds `bytes` one at a time (the worst split) and returns the commit ends, as offsets in `bytes`.
+/// Feeds `bytes` one at a time (the worst split) and returns the commits, their ends as offsets in `bytes`.
+std::vector<CommitEnd> commits(PgClientStream& stream, const std::string& bytes) {
+    std::vector<CommitEnd> out;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        std::vector<CommitEnd> here;
+        stream.client_bytes(bytes.data() + i, 1, here);
+        for (auto& c : here) out.push_back({i + c.end, c.statement});
+    }
+    return out;
+}
+
 std::vector<std::size_t> client(PgClientStream& stream, const std::string& bytes) {
     std::vector<std::size_t> ends;
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-        std::vector<std::size_t> here;
-        stream.client_bytes(bytes.data() + i, 1, here);
-        for (auto end : here) ends.push_back(i + end);
-    }
+    for (const auto& c : commits(stream, bytes)) ends.push_back(c.end);
     return ends;
 }
 
@@ -45,7 +53,7 @@ void server(PgClientStream& stream, const std::string& bytes) { stream.server_by
 
 PgClientStream connected() {
     PgClientStream stream;
-    std::vector<std::size_t> ignored;
+    std::vector<CommitEnd> ignored;
     const auto hello = startup();
     stream.client_bytes(hello.data(), hello.size(), ignored);
     server(stream, message('R', be32(0)) + message('K', std::string(8, '\0')) + ready('I'));
@@ -90,4 +98,16 @@ TEST_CASE("fault proxy: a server message with a broken length makes the stream o
     server(stream, std::string(1, 'Z') + be32(2));
     CHECK(stream.phase() == PgClientStream::Phase::opaque);
     CHECK(client(stream, bind_execute_sync()).empty());
+}
+
+TEST_CASE("fault proxy: a commit says what it commits: COMMIT, or the statement its Bind named") {
+    auto stream = connected();
+    const auto append = bind_execute_sync("tributary_turn_append_keyed", 10000);  // names kept, parameters not
+    const auto found = commits(stream, append);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].statement == "tributary_turn_append_keyed");
+    server(stream, ready('I'));
+    CHECK(commits(stream, bind_execute_sync("")).at(0).statement.empty());  // the unnamed statement
+    server(stream, ready('I'));
+    CHECK(commits(stream, query("END")).at(0).statement == "COMMIT");
 }

@@ -12,6 +12,17 @@ constexpr std::uint32_t kGssEncRequestCode = 80877104;
 constexpr std::uint32_t kMaxStartupLength = 10000;  // PostgreSQL's own MAX_STARTUP_PACKET_LENGTH
 // A COMMIT query is a few bytes; longer 'Q' messages are skipped without being kept.
 constexpr std::uint64_t kMaxCommitCandidate = 256;
+// A Bind starts with two names (portal, statement), each at most NAMEDATALEN (64) bytes with its NUL.
+constexpr std::size_t kBindNames = 2 * 64;
+
+// The statement a Bind names: its second NUL-terminated string ("" when cut short).
+std::string bound_statement(const std::string& body) {
+    const auto portal_end = body.find('\0');
+    if (portal_end == std::string::npos) return "";
+    const auto statement_end = body.find('\0', portal_end + 1);
+    if (statement_end == std::string::npos) return "";
+    return body.substr(portal_end + 1, statement_end - portal_end - 1);
+}
 
 std::uint32_t read_be32(const unsigned char* p) {
     return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
@@ -97,21 +108,23 @@ void PgClientStream::server_messages(const char* data, std::size_t size) {
     }
 }
 
-void PgClientStream::message_complete(std::size_t end, std::vector<std::size_t>& commit_ends) {
+void PgClientStream::message_complete(std::size_t end, std::vector<CommitEnd>& commit_ends) {
     in_body_ = false;
-    if (capturing_ && is_commit_query(query_)) commit_ends.push_back(end);
+    if (type_ == 'Q' && capturing_ && is_commit_query(query_)) commit_ends.push_back({end, "COMMIT"});
+    if (type_ == 'B') bound_ = bound_statement(query_);
     if (type_ == 'E') executed_ = true;
     if (type_ == 'S') {
         // Outside a transaction block, what was executed since the last Sync commits now.
-        if (executed_ && !in_transaction_) commit_ends.push_back(end);
+        if (executed_ && !in_transaction_) commit_ends.push_back({end, bound_});
         executed_ = false;
+        bound_.clear();
     }
     type_ = 0;
     capturing_ = false;
     query_.clear();
 }
 
-void PgClientStream::client_bytes(const char* data, std::size_t size, std::vector<std::size_t>& commit_ends) {
+void PgClientStream::client_bytes(const char* data, std::size_t size, std::vector<CommitEnd>& commit_ends) {
     std::size_t i = 0;
     while (i < size) {
         if (phase_ == Phase::opaque) return;
@@ -122,7 +135,11 @@ void PgClientStream::client_bytes(const char* data, std::size_t size, std::vecto
         }
         if (in_body_) {
             std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(body_remaining_, size - i));
-            if (capturing_) query_.append(data + i, take);
+            if (capturing_) {
+                // A Bind's body can be large (its parameters): only its names are kept.
+                const std::size_t room = type_ == 'B' ? kBindNames - std::min(kBindNames, query_.size()) : take;
+                query_.append(data + i, std::min(take, room));
+            }
             i += take;
             body_remaining_ -= take;
             if (body_remaining_ == 0) message_complete(i, commit_ends);
@@ -163,7 +180,7 @@ void PgClientStream::client_bytes(const char* data, std::size_t size, std::vecto
             }
             body_remaining_ = length - 4;
             type_ = static_cast<char>(header_[0]);
-            capturing_ = header_[0] == 'Q' && body_remaining_ <= kMaxCommitCandidate;
+            capturing_ = (header_[0] == 'Q' && body_remaining_ <= kMaxCommitCandidate) || header_[0] == 'B';
         }
         in_body_ = true;
         if (body_remaining_ == 0) message_complete(i, commit_ends);

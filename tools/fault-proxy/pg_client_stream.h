@@ -23,14 +23,22 @@ namespace tributary::fault_proxy {
 //                   block; a client Sync ('S') after an Execute ('E') while it is not commits.
 //
 // Anything that breaks these rules turns the stream `opaque`: bytes still flow, nothing is recognised.
+// Where a client message that commits ends, and what it commits: "COMMIT" for a simple-query
+// COMMIT, the prepared statement's name (as the last Bind named it; "" for the unnamed one) for a
+// Sync that ends an implicit transaction.
+struct CommitEnd {
+    std::size_t end;  // the offset just past the message's last byte
+    std::string statement;
+};
+
 class PgClientStream {
 public:
     enum class Phase { startup, awaiting_encryption_answer, messages, opaque };
 
     // Client->server bytes, in order. Appends to `commit_ends`, for each simple-query ('Q') message
     // recognised as a COMMIT (see is_commit_query) and each Sync that ends an implicit transaction,
-    // the offset in [data, data+size] just past its last byte.
-    void client_bytes(const char* data, std::size_t size, std::vector<std::size_t>& commit_ends);
+    // the offset in [data, data+size] just past its last byte and what it commits.
+    void client_bytes(const char* data, std::size_t size, std::vector<CommitEnd>& commit_ends);
 
     // Server->client bytes, in order: the answer to an SSLRequest/GSSENCRequest, then the
     // transaction status of each ReadyForQuery. A client sends its next statement only after the
@@ -44,7 +52,7 @@ public:
 private:
     void become_opaque(std::string reason);
     // Called with the offset just past the end of the message that just completed.
-    void message_complete(std::size_t end, std::vector<std::size_t>& commit_ends);
+    void message_complete(std::size_t end, std::vector<CommitEnd>& commit_ends);
     // Follows the server's typed messages for the status byte of each ReadyForQuery.
     void server_messages(const char* data, std::size_t size);
 
@@ -54,8 +62,9 @@ private:
     std::size_t header_have_ = 0;
     std::uint64_t body_remaining_ = 0;  // body bytes of the current message still to come
     bool in_body_ = false;
-    bool capturing_ = false;  // keeping the body: a 'Q' short enough to be a COMMIT
+    bool capturing_ = false;  // keeping the body: a 'Q' short enough to be a COMMIT, or a Bind's names
     std::string query_;
+    std::string bound_;            // the statement the last Bind named (since the last Sync)
     char type_ = 0;                // the type byte of the client message being read
     bool executed_ = false;        // an Execute was sent since the last Sync
     bool in_transaction_ = false;  // the last ReadyForQuery said 'T' or 'E' (in a transaction block)
