@@ -12,12 +12,28 @@
 
 namespace tributary::crash {
 
+/// A source and how it is read: "after-id" (stored by tributary.events.event_id,
+/// truth from /_truth/NAME) or another paging style (stored by event_key,
+/// truth from /_truth/NAME?style=STYLE, each record's "key" and "payload").
+struct CheckedSource {
+    std::string name;
+    std::string style;
+};
+
 struct CheckInput {
     std::string db_url;
     std::string source_server_url;
-    std::vector<std::string> sources;
+    std::vector<CheckedSource> sources;
     /// Two requests to one source must arrive at least this far apart.
     std::chrono::milliseconds min_gap{200};
+};
+
+/// One style's share of a check: its sources, records and anomalies.
+struct StyleFigures {
+    int sources = 0;
+    long events_checked = 0;
+    long events_stored = 0;
+    std::map<std::string, long> counts;  ///< the anomaly classes seen, by class
 };
 
 struct CheckReport {
@@ -29,6 +45,7 @@ struct CheckReport {
     std::map<std::string, long> counts;
     std::vector<std::string> evidence;
     double min_gap_ms = 1e18;  ///< the smallest gap seen between two requests to a source
+    std::map<std::string, StyleFigures> by_style;
 };
 
 CheckReport check(const CheckInput& input);

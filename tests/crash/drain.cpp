@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cluster.h"
+#include "cursor_progress.h"
 #include "processes.h"
 #include "report.h"
 #include "run_options.h"
@@ -18,10 +19,7 @@ namespace {
 std::string behind(const Sources& sources, const Cluster& cluster, bool& all_done) {
     all_done = false;
     const auto produced = sources.produced();
-    std::map<std::string, long> cursor;
-    for (const auto& row : cluster.query(
-             "SELECT s.name, c.last_event_id FROM tributary.cursors c JOIN tributary.sources s ON s.id = c.source_id"))
-        cursor[row.at(0)] = std::stol(row.at(1));
+    auto cursor = cursor_progress(cluster);
     std::string out;
     for (const auto& name : sources.all()) {
         const long p = produced.at(name);

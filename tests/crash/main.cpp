@@ -59,15 +59,28 @@ SourcePlan source_plan(const RunOptions& o) {
 }
 
 void register_sources(const Binaries& bin, const Cluster& cluster, const Sources& sources) {
-    for (const auto& name : sources.healthy())
-        run_tributary(bin, cluster, {"source", "add", name, "--url", sources.events_url(name)});
+    std::string styles;
+    for (const auto& name : sources.healthy()) {
+        std::vector<std::string> args{"source", "add", name, "--url", sources.url(name)};
+        const auto& flags = sources.style(name).flags;
+        args.insert(args.end(), flags.begin(), flags.end());
+        run_tributary(bin, cluster, args);
+        styles += (styles.empty() ? "" : ", ") + sources.style(name).name;
+    }
     for (const auto& name : sources.hostile_capable())
         run_tributary(bin, cluster,
-                      {"source", "add", name, "--url", sources.events_url(name), "--timeout-ms",
+                      {"source", "add", name, "--url", sources.url(name), "--timeout-ms",
                        std::to_string(kHostileTimeout.count())});
-    say(std::to_string(sources.healthy().size()) + " healthy + " + std::to_string(sources.hostile_capable().size()) +
-        " hostile-capable sources at " + sources.base_url() + ", " + std::to_string(sources.plan().max_events) +
-        " events each");
+    say(std::to_string(sources.healthy().size()) + " healthy (" + styles + ") + " +
+        std::to_string(sources.hostile_capable().size()) + " hostile-capable (after-id) sources at " +
+        sources.base_url() + ", " + std::to_string(sources.plan().max_events) + " events each");
+}
+
+/// Every source with the style the checker reads its truth and stored rows by.
+std::vector<CheckedSource> checked_sources(const Sources& sources) {
+    std::vector<CheckedSource> out;
+    for (const auto& name : sources.all()) out.push_back({name, sources.style(name).name});
+    return out;
 }
 
 std::unique_ptr<Proxy> start_proxy(const RunOptions& o, const Binaries& bin, const Cluster& cluster) {
@@ -112,6 +125,16 @@ long record_check(const CheckReport& report, Tally& tally, std::vector<std::stri
     figures.push_back("events: " + std::to_string(report.events_checked) + " in the ground truth, " +
                       std::to_string(report.events_stored) + " stored; " + std::to_string(report.requests_checked) +
                       " requests checked, smallest gap between two to one source " + fixed(report.min_gap_ms) + " ms");
+    for (const auto& [style, f] : report.by_style) {
+        std::string anomalies;
+        for (const auto& [klass, n] : f.counts) anomalies += ", " + std::to_string(n) + " " + klass;
+        const auto lost = f.counts.find("lost"), duplicated = f.counts.find("duplicated");
+        figures.push_back("style " + style + ": " + std::to_string(f.sources) + " source(s), " +
+                          std::to_string(f.events_checked) + " in the truth, " + std::to_string(f.events_stored) +
+                          " stored; lost " + std::to_string(lost == f.counts.end() ? 0 : lost->second) +
+                          ", duplicated " + std::to_string(duplicated == f.counts.end() ? 0 : duplicated->second) +
+                          (anomalies.empty() ? "" : " (all anomalies" + anomalies + ")"));
+    }
     return report.events_checked;
 }
 
@@ -160,8 +183,8 @@ int run(const RunOptions& o) {
 
         say("checking");
         const double check_began = elapsed_s();
-        events_checked =
-            record_check(check({cluster.url("crash-checker"), sources.base_url(), sources.all()}), tally, figures);
+        events_checked = record_check(
+            check({cluster.url("crash-checker"), sources.base_url(), checked_sources(sources)}), tally, figures);
         figures.insert(figures.begin(), "fault phase " + fixed(faults_took) + " s, drain " + fixed(drain_took) +
                                             " s, check " + fixed(elapsed_s() - check_began) + " s");
         for (auto& f : monitor.figures()) figures.push_back(std::move(f));

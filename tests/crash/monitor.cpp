@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cluster.h"
+#include "cursor_progress.h"
 #include "hostile.h"
 #include "report.h"
 #include "sources.h"
@@ -28,10 +29,7 @@ bool Monitor::take(Sample& sample) const {
     try {
         sample.hostile = hostile_.active() > 0;
         const auto produced = sources_.produced();
-        std::map<std::string, long> cursor;
-        for (const auto& row : cluster_.query("SELECT s.name, c.last_event_id FROM tributary.cursors c JOIN "
-                                              "tributary.sources s ON s.id = c.source_id"))
-            cursor[row.at(0)] = std::stol(row.at(1));
+        auto cursor = cursor_progress(cluster_);
         sample.t = elapsed_s();
         for (const auto& name : sources_.healthy()) {
             const long p = produced.at(name), c = cursor[name];

@@ -15,6 +15,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// The prefix of the names under which the loader prepares its one-statement
+/// appends (src/postgres/postgres_source_turn.cpp: tributary_turn_append,
+/// tributary_turn_append_keyed), for the proxy's cut after an append's commit.
+constexpr const char* kAppendStatements = "tributary_turn_append";
+
 struct Weighted {
     int kind;
     double weight;
@@ -217,12 +222,19 @@ bool Scheduler::proxy_fault(Kind kind) {
             return true;
         case Kind::proxy_cut_after_commit: {
             const int count = std::uniform_int_distribution<int>(1, 3)(random_);
-            say("proxy: cut after the next " + std::to_string(count) + " COMMIT(s)");
-            proxy_->control("/cut-after-commit?count=" + std::to_string(count));
+            // Any commit is most often a worker's scheduling query, the first
+            // statement after it wakes; half the time the cut waits for the
+            // commit of a batch: the one-statement appends of every style
+            // (tributary's prepared tributary_turn_append*). COPY batches
+            // commit with COMMIT, which "any commit" reaches.
+            const bool appends = std::bernoulli_distribution(0.5)(random_);
+            say("proxy: cut after the next " + std::to_string(count) + (appends ? " append commit(s)" : " COMMIT(s)"));
+            proxy_->control("/cut-after-commit?count=" + std::to_string(count) +
+                            (appends ? "&statement=" + std::string(kAppendStatements) : ""));
             cluster_.mark_disturbed(std::chrono::seconds(10));
             // Left armed, it would fire during the drain; disarm after a while.
             later(between(3000, 6000), [this] { proxy_->control("/cut-after-commit?count=0"); });
-            tally_.fault("proxy cut after COMMIT");
+            tally_.fault(appends ? "proxy cut after an append's commit" : "proxy cut after COMMIT");
             return true;
         }
         case Kind::proxy_delay: {

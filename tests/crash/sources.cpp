@@ -50,6 +50,7 @@ Sources::Sources(const SourcePlan& plan) : plan_(plan), server_(server_options(p
         const std::string name = "crash.src-" + std::to_string(i);
         all_.push_back(name);
         (i < plan.healthy ? healthy_ : hostile_capable_).push_back(name);
+        style_[name] = i < plan.healthy ? &healthy_style(i) : &after_id_style();
     }
 }
 

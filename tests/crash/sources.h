@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "source_styles.h"
 #include "support/source_server.h"
 
 namespace tributary::crash {
@@ -46,7 +47,10 @@ public:
     const std::vector<std::string>& healthy() const { return healthy_; }
     const std::vector<std::string>& hostile_capable() const { return hostile_capable_; }
     const std::string& base_url() const { return server_.base_url(); }
-    std::string events_url(const std::string& name) const { return server_.events_url(name); }
+    /// How the source is read: a style of the rotation for a healthy one, after-id for the others.
+    const SourceStyle& style(const std::string& name) const { return *style_.at(name); }
+    /// The URL `source add` is given: the route of the source's style.
+    std::string url(const std::string& name) const { return base_url() + style(name).path(name); }
     const SourcePlan& plan() const { return plan_; }
 
     void set_fault(const std::string& name, const std::string& mode) const;
@@ -60,6 +64,7 @@ public:
 private:
     SourcePlan plan_;
     std::vector<std::string> all_, healthy_, hostile_capable_;
+    std::map<std::string, const SourceStyle*> style_;
     testing::SourceServer server_;
 };
 

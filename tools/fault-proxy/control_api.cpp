@@ -94,9 +94,11 @@ void install_control_routes(httplib::Server& server, Proxy& proxy) {
     post("/cut-after-commit", [&proxy](const httplib::Request& req, httplib::Response& res) {
         auto count = int_param(req, "count", 0, kMaxCommitCuts);
         if (!count) return bad_request(res, "count must be an integer from 0 to " + std::to_string(kMaxCommitCuts));
+        const std::string statement = req.has_param("statement") ? req.get_param_value("statement") : "";
+        if (statement.size() > 63) return bad_request(res, "statement must be at most 63 bytes (a prepared name)");
         on_loop(proxy, res, [&] {
-            proxy.cut_after_commits(*count);
-            return nlohmann::json{{"pending", *count}};
+            proxy.cut_after_commits(*count, statement);
+            return nlohmann::json{{"pending", *count}, {"statement", statement}};
         });
     });
 

@@ -12,6 +12,17 @@ constexpr std::uint32_t kGssEncRequestCode = 80877104;
 constexpr std::uint32_t kMaxStartupLength = 10000;  // PostgreSQL's own MAX_STARTUP_PACKET_LENGTH
 // A COMMIT query is a few bytes; longer 'Q' messages are skipped without being kept.
 constexpr std::uint64_t kMaxCommitCandidate = 256;
+// A Bind starts with two names (portal, statement), each at most NAMEDATALEN (64) bytes with its NUL.
+constexpr std::size_t kBindNames = 2 * 64;
+
+// The statement a Bind names: its second NUL-terminated string ("" when cut short).
+std::string bound_statement(const std::string& body) {
+    const auto portal_end = body.find('\0');
+    if (portal_end == std::string::npos) return "";
+    const auto statement_end = body.find('\0', portal_end + 1);
+    if (statement_end == std::string::npos) return "";
+    return body.substr(portal_end + 1, statement_end - portal_end - 1);
+}
 
 std::uint32_t read_be32(const unsigned char* p) {
     return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
@@ -53,6 +64,7 @@ void PgClientStream::become_opaque(std::string reason) {
 }
 
 void PgClientStream::server_bytes(const char* data, std::size_t size) {
+    if (phase_ == Phase::messages) return server_messages(data, size);
     if (phase_ != Phase::awaiting_encryption_answer || size == 0) return;
     switch (data[0]) {
         case 'N':
@@ -64,14 +76,55 @@ void PgClientStream::server_bytes(const char* data, std::size_t size) {
     }
 }
 
-void PgClientStream::message_complete(std::size_t end, std::vector<std::size_t>& commit_ends) {
+void PgClientStream::server_messages(const char* data, std::size_t size) {
+    std::size_t i = 0;
+    while (i < size) {
+        if (server_in_body_) {
+            const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(server_body_remaining_, size - i));
+            if (server_ready_ && take > 0) {
+                in_transaction_ = data[i] != 'I';  // 'I' idle, 'T' in a block, 'E' in a failed block
+                server_ready_ = false;
+            }
+            i += take;
+            server_body_remaining_ -= take;
+            if (server_body_remaining_ == 0) server_in_body_ = false;
+            continue;
+        }
+        const std::size_t take = std::min(sizeof server_header_ - server_header_have_, size - i);
+        std::memcpy(server_header_ + server_header_have_, data + i, take);
+        server_header_have_ += take;
+        i += take;
+        if (server_header_have_ < sizeof server_header_) return;
+        server_header_have_ = 0;
+        const std::uint32_t length = read_be32(server_header_ + 1);
+        if (length < 4 || length > 0x7fffffffu) {
+            become_opaque("invalid length " + std::to_string(length) + " of a server message of type " +
+                          std::to_string(static_cast<int>(server_header_[0])));
+            return;
+        }
+        server_body_remaining_ = length - 4;
+        server_ready_ = server_header_[0] == 'Z';
+        server_in_body_ = server_body_remaining_ > 0;
+    }
+}
+
+void PgClientStream::message_complete(std::size_t end, std::vector<CommitEnd>& commit_ends) {
     in_body_ = false;
-    if (capturing_ && is_commit_query(query_)) commit_ends.push_back(end);
+    if (type_ == 'Q' && capturing_ && is_commit_query(query_)) commit_ends.push_back({end, "COMMIT"});
+    if (type_ == 'B') bound_ = bound_statement(query_);
+    if (type_ == 'E') executed_ = true;
+    if (type_ == 'S') {
+        // Outside a transaction block, what was executed since the last Sync commits now.
+        if (executed_ && !in_transaction_) commit_ends.push_back({end, bound_});
+        executed_ = false;
+        bound_.clear();
+    }
+    type_ = 0;
     capturing_ = false;
     query_.clear();
 }
 
-void PgClientStream::client_bytes(const char* data, std::size_t size, std::vector<std::size_t>& commit_ends) {
+void PgClientStream::client_bytes(const char* data, std::size_t size, std::vector<CommitEnd>& commit_ends) {
     std::size_t i = 0;
     while (i < size) {
         if (phase_ == Phase::opaque) return;
@@ -82,7 +135,11 @@ void PgClientStream::client_bytes(const char* data, std::size_t size, std::vecto
         }
         if (in_body_) {
             std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(body_remaining_, size - i));
-            if (capturing_) query_.append(data + i, take);
+            if (capturing_) {
+                // A Bind's body can be large (its parameters): only its names are kept.
+                const std::size_t room = type_ == 'B' ? kBindNames - std::min(kBindNames, query_.size()) : take;
+                query_.append(data + i, std::min(take, room));
+            }
             i += take;
             body_remaining_ -= take;
             if (body_remaining_ == 0) message_complete(i, commit_ends);
@@ -122,7 +179,8 @@ void PgClientStream::client_bytes(const char* data, std::size_t size, std::vecto
                 return;
             }
             body_remaining_ = length - 4;
-            capturing_ = header_[0] == 'Q' && body_remaining_ <= kMaxCommitCandidate;
+            type_ = static_cast<char>(header_[0]);
+            capturing_ = (header_[0] == 'Q' && body_remaining_ <= kMaxCommitCandidate) || header_[0] == 'B';
         }
         in_body_ = true;
         if (body_remaining_ == 0) message_complete(i, commit_ends);

@@ -238,17 +238,17 @@ void Proxy::read_client(ConnectionPair& p, Clock::time_point now) {
         const auto before = p.protocol.phase();
         p.protocol.client_bytes(buffer_.data(), forward, commit_ends_);
         note_protocol_change(p, before);
-        for (std::size_t end : commit_ends_) {
+        for (const auto& [end, statement] : commit_ends_) {
             ++counters_.commits_seen;
-            if (pending_commit_cuts_ > 0) {
+            if (pending_commit_cuts_ > 0 && statement.rfind(commit_cut_statement_, 0) == 0) {
                 --pending_commit_cuts_;
                 forward = end;  // nothing after the COMMIT is forwarded
                 cut = true;
                 p.commit_cut = ConnectionPair::CommitCut::armed;
                 spdlog::info(
-                    "fault cut-after-commit: connection #{} sent a COMMIT; forwarding it, then cutting ({} more "
-                    "to come)",
-                    p.id, pending_commit_cuts_);
+                    "fault cut-after-commit: connection #{} sent a COMMIT ({}); forwarding it, then cutting ({} "
+                    "more to come)",
+                    p.id, statement, pending_commit_cuts_);
                 break;
             }
         }
@@ -396,9 +396,12 @@ std::size_t Proxy::cut_all() {
     return count;
 }
 
-void Proxy::cut_after_commits(std::int64_t count) {
+void Proxy::cut_after_commits(std::int64_t count, std::string statement) {
     pending_commit_cuts_ = count;
-    spdlog::info("fault cut-after-commit: the next {} COMMIT(s) will be forwarded, then their connection reset", count);
+    commit_cut_statement_ = std::move(statement);
+    spdlog::info(
+        "fault cut-after-commit: the next {} COMMIT(s){} will be forwarded, then their connection reset", count,
+        commit_cut_statement_.empty() ? std::string() : " of a statement named " + commit_cut_statement_ + "*");
 }
 
 std::chrono::milliseconds Proxy::set_delay(std::chrono::milliseconds delay) {

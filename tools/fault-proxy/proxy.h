@@ -37,8 +37,10 @@ public:
     // commit cuts: a reset could still destroy their COMMIT.)
     std::size_t cut_all();
     // The next `count` COMMITs (across all connections) are forwarded, then their pair is reset
-    // before any byte of the answer reaches the client. Replaces any count still pending.
-    void cut_after_commits(std::int64_t count);
+    // before any byte of the answer reaches the client. Replaces any count still pending. With a
+    // `statement` prefix, only commits of a statement whose name starts with it count (see
+    // CommitEnd: "COMMIT", or a prepared statement's name).
+    void cut_after_commits(std::int64_t count, std::string statement = "");
     // Latency added to every chunk read from now on, both directions. Returns the previous one.
     std::chrono::milliseconds set_delay(std::chrono::milliseconds delay);
     // On: every open and new connection swallows what it reads and forwards nothing; returns how
@@ -74,13 +76,14 @@ private:
     Mailbox mailbox_;
     std::vector<PairPtr> pairs_;
     std::vector<char> buffer_;
-    std::vector<std::size_t> commit_ends_;
+    std::vector<CommitEnd> commit_ends_;
     std::uint64_t next_id_ = 0;
 
     std::chrono::milliseconds delay_{0};
     bool blackhole_ = false;
     bool refuse_ = false;
     std::int64_t pending_commit_cuts_ = 0;
+    std::string commit_cut_statement_;  // the prefix the pending cuts wait for ("" = any commit)
     ProxyStats counters_;
 };
 
