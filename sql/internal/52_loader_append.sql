@@ -23,12 +23,16 @@
 -- p_pause_ms (the interval, or longer when the source's rate limit is spent;
 -- a nudge does not shorten it). The batch may be empty: the cursor alone
 -- moves (a page of records all seen before, a token to the next page).
--- Keys arrive as a JSON array of strings (no array-literal quoting to get
--- wrong). Commits synchronously and lets the lock go last, as loader_append.
+-- A batch of records all stored already that leaves the cursor where it was
+-- is nothing new (a time source's last record, asked again since its
+-- watermark): the slot closes as drained, after p_idle_pause_ms, as an empty
+-- answer's does. Keys arrive as a JSON array of strings (no array-literal
+-- quoting to get wrong). Commits synchronously and lets the lock go last, as loader_append.
 CREATE OR REPLACE FUNCTION tributary.loader_append_keyed(p_source int, p_expected text, p_expected_taken bigint,
                                                          p_next text, p_next_taken bigint, p_keys jsonb,
                                                          p_payloads jsonb, p_lock_namespace int, p_lease bigint,
-                                                         p_pause_ms bigint, p_drained boolean, p_backlog bigint)
+                                                         p_pause_ms bigint, p_drained boolean, p_backlog bigint,
+                                                         p_idle_pause_ms bigint)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     v_count bigint := jsonb_array_length(p_keys);
@@ -55,8 +59,15 @@ BEGIN
          WHERE source_id = p_source;
         v_skipped := v_count - v_stored;
     END IF;
-    PERFORM tributary.loader_gate_succeeded(p_source, p_lock_namespace, p_lease, p_pause_ms, p_pause_ms,
-                                            p_drained, p_backlog);
+    IF v_stored = 0 AND p_next = p_expected AND p_next_taken = p_expected_taken THEN
+        -- Nothing new after all (every record known, the cursor where it
+        -- was): closed as an empty answer is, with the idle pause.
+        PERFORM tributary.loader_gate_succeeded(p_source, p_lock_namespace, p_lease, p_idle_pause_ms, p_pause_ms,
+                                                true, p_backlog);
+    ELSE
+        PERFORM tributary.loader_gate_succeeded(p_source, p_lock_namespace, p_lease, p_pause_ms, p_pause_ms,
+                                                p_drained, p_backlog);
+    END IF;
     RETURN v_skipped;
 END
 $$;

@@ -45,7 +45,7 @@ BEGIN
             tributary.loader_close_released(int, int, bigint, bigint),
             tributary.loader_append(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint),
             tributary.loader_append_keyed(int, text, bigint, text, bigint, jsonb, jsonb, int, bigint, bigint,
-                                          boolean, bigint),
+                                          boolean, bigint, bigint),
             tributary.loader_append_replay(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint)
             TO tributary_loader;
     END IF;

@@ -283,6 +283,7 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
     progress.next = next;
     progress.pause = std::max(source.interval, result.hold_off);
     progress.drained = count == 0 && result.at_end;
+    progress.idle_pause = std::max(idle_polling_.pause(source.interval, claim.empty_streak + 1), result.hold_off);
     const auto append_start = ports_.clock.now();
     SourceTurn::Appended stored;
     try {
@@ -296,7 +297,12 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
     }
     const auto append_time = ports_.clock.now() - append_start;
     if (stored == SourceTurn::Stored::appended) fault_point("after_commit");
-    note_next_due(progress.pause);
+    // Every record known and the cursor where it was (the last record of a
+    // time source, asked again since its watermark): nothing new, and the
+    // store closed the slot as idle.
+    const bool moved = !(next == claim.cursor);
+    const bool nothing_new = stored == SourceTurn::Stored::appended && stored.skipped >= count && !moved;
+    note_next_due(nothing_new ? progress.idle_pause : progress.pause);
     if (stored == SourceTurn::Stored::conflict) {
         spdlog::warn(
             "source={} worker={} store conflict (cursor_moved): the cursor moved from {} under another "
@@ -321,8 +327,7 @@ TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& cl
                   options_.worker, stored_count, stored.skipped, shown_cursor(claim.cursor), shown_cursor(next));
     // A page seen before that moved the cursor (a rewind re-reading what is stored) is progress
     // too: the pages after it may hold new records, so the pass is not idle.
-    const bool moved = !(next == claim.cursor);
-    return {stored_count > 0 || count == 0 || moved ? SourceOutcome::stored : SourceOutcome::empty,
+    return {nothing_new ? SourceOutcome::empty : SourceOutcome::stored,
             stored_count,
             FailureClass::none,
             {},

@@ -89,6 +89,10 @@ public:
         /// The source said it had nothing more (an empty batch that only
         /// moves the cursor).
         bool drained = false;
+        /// Keyed by text: when every record of the batch is stored already
+        /// and the cursor does not move (nothing new after all), the slot
+        /// closes as drained, no request before this (the idle pause).
+        std::chrono::milliseconds idle_pause{0};
     };
 
     virtual ~SourceTurn() = default;

@@ -448,7 +448,7 @@ SourceTurn::Appended PostgresSourceTurn::append_keyed(const Source& source, cons
             return tx
                 .exec_prepared1(kAppendKeyed, source.id, claim.cursor.position(), claim.cursor.taken(), next.position(),
                                 next.taken(), keys, payloads, lock, claim.lease, pause.count(), progress.drained,
-                                NullableInt(progress.backlog).get())[0]
+                                NullableInt(progress.backlog).get(), std::max(progress.idle_pause, pause).count())[0]
                 .as<std::int64_t>(-1);
         });
         forget_lock(source.id);

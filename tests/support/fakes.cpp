@@ -132,7 +132,11 @@ SourceTurn::Appended FakeSourceTurn::append_and_close(const Source& source, cons
     } else if (const auto skipped = store_keyed(source.id, claim.cursor, *progress.next, batch)) {
         appended = {Stored::appended, *skipped};
     }
-    apply(source, SlotClose::succeeded(claim.lease, progress.drained, progress.backlog, pause));
+    const bool nothing_new = appended.stored == Stored::appended && appended.skipped >= batch.size() && progress.next &&
+                             *progress.next == claim.cursor;
+    if (nothing_new)
+        apply(source, SlotClose::succeeded(claim.lease, true, progress.backlog, std::max(progress.idle_pause, pause)));
+    else apply(source, SlotClose::succeeded(claim.lease, progress.drained, progress.backlog, pause));
     unlock(source.id);
     return appended;
 }

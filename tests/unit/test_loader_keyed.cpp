@@ -118,3 +118,21 @@ TEST_CASE("a spent rate limit holds the source past its interval, after a batch 
     const auto due_in = rig.db.gates[1].next_allowed - rig.clock.now();
     CHECK(due_in >= 30s);
 }
+
+TEST_CASE("a page of records all stored before that leaves the cursor where it was is an idle answer") {
+    // A time source at the end of its stream: asked since its watermark, it
+    // serves its last record again.
+    KeyedRig rig;
+    rig.script({"a", "b"}, Cursor::at("t1"));
+    rig.script({"b"}, Cursor::at("t1"));
+    rig.script({"b"}, Cursor::at("t1"));
+    CHECK(rig.turn_later().outcome == SourceOutcome::stored);
+    const auto idle = rig.turn_later();
+    CHECK(idle.outcome == SourceOutcome::empty);
+    CHECK(idle.events == 0);
+    CHECK(rig.db.gates[1].drained);
+    CHECK(rig.db.gates[1].empty_streak == 1);
+    rig.turn_later();
+    CHECK(rig.db.gates[1].empty_streak == 2);  // the idle pause grows as for empty answers
+    CHECK(rig.db.events[1].size() == 2);
+}
