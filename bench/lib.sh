@@ -158,10 +158,14 @@ stop_server() { stop_process "$SRV_PID" "the source server"; }
 # Requests the server SRV has answered so far (the first "requests" in /_stats; per_source has more).
 server_requests() { curl -sf "$SRV/_stats" | sed -n 's/^{"sources":[0-9]*,"requests":\([0-9]*\).*/\1/p'; }
 
-# add_sources DB_URL PREFIX COUNT [source add flags]: registers PREFIX0.., through the CLI (4 at once).
+# add_sources DB_URL PREFIX COUNT [source add flags]: registers PREFIX0.., through the CLI (4 at once),
+# each at SOURCE_ROUTE on the server SRV: a path in which %s is the source's name (default
+# sources/%s/events, today's protocol; styles/cursor/%s reads the same events in the cursor style).
 add_sources() {
-  local url=$1 prefix=$2 n=$3
+  local url=$1 prefix=$2 n=$3 route
   shift 3
+  # shellcheck disable=SC2059 # the route is the format
+  route=$(printf "${SOURCE_ROUTE:-sources/%s/events}" "$prefix{}")
   seq 0 $((n - 1)) | xargs -P 4 -I '{}' "$TRIBUTARY_BIN_PATH" --db "$url" source add "$prefix{}" \
-    --url "$SRV/sources/$prefix{}/events" "$@" >>"$LOG_DIR/setup.log"
+    --url "$SRV/$route" "$@" >>"$LOG_DIR/setup.log"
 }

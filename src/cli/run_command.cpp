@@ -23,6 +23,7 @@
 #include "http/oauth2_token_request.h"
 #include "metrics/loader_metrics.h"
 #include "metrics/metrics_server.h"
+#include "page_buffer_memory.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
 #include "postgres/migrator.h"
@@ -247,6 +248,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
                  max_runtime.count() ? ", max runtime " + options.max_runtime : "",
                  options.until_idle ? ", until idle" : "");
 
+    keep_page_buffer_memory();
     BodyBudget body_budget(options.max_body_bytes_in_flight);
     const Shared shared{
         db,         options, stop, observer, loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr,
