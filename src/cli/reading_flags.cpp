@@ -1,24 +1,15 @@
 #include "reading_flags.h"
 
-#include <regex>
+#include <tuple>
 
 #include "duration.h"
 #include "flag_checks.h"
+#include "http/request_credentials.h"
 #include "usage_error.h"
 
 namespace tributary::cli {
 
 namespace {
-
-bool is_env_name(const std::string& name) {
-    static const std::regex kName("[A-Za-z_][A-Za-z0-9_]*");
-    return std::regex_match(name, kName);
-}
-
-void check_env(const std::string& flag, const std::string& name) {
-    if (!is_env_name(name))
-        throw UsageError("invalid " + flag + " '" + name + "': an environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
-}
 
 void check_pointer(const std::string& flag, const std::string& pointer) {
     if (const auto problem = pointer_problem(pointer); !problem.empty())
@@ -46,28 +37,21 @@ std::string trimmed(const std::string& text) {
     return text.substr(first, text.find_last_not_of(' ') - first + 1);
 }
 
+/// The credential flags as an EnvAuth. Only their syntax is read here; what
+/// the fetcher needs of them (variable and header names, one Authorization
+/// at most, an http(s) token URL) is env_auth_problem()'s to say.
 EnvAuth auth_of(const ReadingFlags& f) {
     EnvAuth auth;
-    if (!f.bearer_env.empty()) check_env("--bearer-env", auth.bearer = f.bearer_env);
-    if (!f.basic_env.empty()) {
-        const auto [user, password] = split_pair("--basic-env", f.basic_env, ':');
-        check_env("--basic-env", user);
-        check_env("--basic-env", password);
-        auth.basic_user = user;
-        auth.basic_password = password;
-    }
+    auth.bearer = f.bearer_env;
+    if (!f.basic_env.empty())
+        std::tie(auth.basic_user, auth.basic_password) = split_pair("--basic-env", f.basic_env, ':');
     for (const auto& entry : f.header_env) {
-        auto [name, variable] = split_pair("--header-env", entry, ':');
-        variable = trimmed(variable);
-        if (name.find_first_of(" \t\r\n") != std::string::npos)
-            throw UsageError("invalid --header-env '" + entry + "': expected \"Name: VARIABLE\"");
-        check_env("--header-env", variable);
-        auth.headers.emplace_back(name, variable);
+        const auto [name, variable] = split_pair("--header-env", entry, ':');
+        auth.headers.emplace_back(name, trimmed(variable));
     }
     for (const auto& entry : f.query_env) {
         const auto [name, variable] = split_pair("--query-env", entry, '=');
         check_param_name("--query-env", name);
-        check_env("--query-env", variable);
         auth.query.emplace_back(name, variable);
     }
     const bool any_oauth2 = !f.oauth2_token_url.empty() || !f.client_id_env.empty() || !f.client_secret_env.empty();
@@ -76,15 +60,11 @@ EnvAuth auth_of(const ReadingFlags& f) {
             throw UsageError("OAuth2 needs all of --oauth2-token-url, --client-id-env and --client-secret-env");
         if (const auto problem = url_problem(f.oauth2_token_url); !problem.empty())
             throw UsageError("invalid --oauth2-token-url: " + problem);
-        check_env("--client-id-env", f.client_id_env);
-        check_env("--client-secret-env", f.client_secret_env);
         auth.oauth2 = EnvAuth::OAuth2{f.oauth2_token_url, f.client_id_env, f.client_secret_env, f.scope};
-        if (!auth.bearer.empty()) throw UsageError("--bearer-env and OAuth2 both set the Authorization header");
     } else if (!f.scope.empty()) {
         throw UsageError("--scope is for OAuth2 (--oauth2-token-url)");
     }
-    if (!auth.bearer.empty() && !auth.basic_user.empty())
-        throw UsageError("--bearer-env and --basic-env both set the Authorization header");
+    if (const auto problem = env_auth_problem(auth)) throw UsageError(*problem);
     return auth;
 }
 

@@ -6,7 +6,6 @@
 #include "core/names.h"
 #include "flag_checks.h"
 #include "http/page_paths.h"
-#include "http/request_credentials.h"
 #include "http/shown_url.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
@@ -34,7 +33,6 @@ void check_spec(const postgres::SourceSpec& spec) {
     reading.paging = spec.paging;
     PagePaths paths;
     if (const auto problem = compile_page_paths(reading, paths)) throw UsageError(*problem);
-    if (const auto problem = env_auth_problem(spec.auth)) throw UsageError(*problem);
     for (const auto& header : spec.headers) {
         const auto colon = header.find(':');
         if (colon == std::string::npos || colon == 0 || header.find_first_of("\r\n") != std::string::npos)
