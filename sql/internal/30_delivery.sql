@@ -213,3 +213,66 @@ BEGIN
       FROM picked p CROSS JOIN batch b JOIN tributary.sources s ON s.id = p.source_id
      ORDER BY p.tx_id, p.seq;
 END $$;
+
+-- The events of a batch already in the table, as consumer_next hands them out.
+-- Called by: consumer_next.
+CREATE OR REPLACE FUNCTION tributary.batch_json(b tributary.consumer_batches) RETURNS json
+LANGUAGE sql STABLE AS $$
+SELECT json_agg(json_build_object('seq', e.seq, 'source', s.name, 'event_id', e.event_id,
+                                  'event_key', coalesce(e.event_key, e.event_id::text),
+                                  'payload', e.payload, 'delivery', b.delivery) ORDER BY e.tx_id, e.seq)
+  FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id
+ WHERE e.seq = ANY (b.seqs) $$;
+
+-- read_fresh for consumer_next: the same batch, as one row with the events as
+-- one JSON array. No row: nothing fresh.
+-- Called by: consumer_next.
+CREATE OR REPLACE FUNCTION tributary.read_fresh_json(g tributary.consumer_groups, p_consumer text, p_max int)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events json)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_busy int[] := CASE WHEN g.ordered THEN tributary.busy_sources(g.id) ELSE '{}' END;
+BEGIN
+    RETURN QUERY
+    WITH candidates AS MATERIALIZED (
+        SELECT e.seq, e.tx_id, e.source_id, e.event_id, e.payload,
+               coalesce(e.event_key, e.event_id::text) AS event_key
+          FROM tributary.events e
+         WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+           AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+           AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[])
+         ORDER BY e.tx_id, e.seq
+         LIMIT p_max
+    ), stop AS (
+        SELECT c.tx_id, c.seq FROM candidates c WHERE c.source_id = ANY (v_busy)
+         ORDER BY c.tx_id, c.seq LIMIT 1
+    ), picked AS MATERIALIZED (
+        SELECT c.* FROM candidates c
+         WHERE NOT EXISTS (SELECT 1 FROM stop WHERE (stop.tx_id, stop.seq) <= (c.tx_id, c.seq))
+    ), next_cursor AS (
+        SELECT pg_snapshot_xmin(pg_current_snapshot()) AS tx_id, 0::bigint AS seq
+         WHERE (SELECT count(*) FROM candidates) < p_max
+           AND (SELECT count(*) FROM picked) = (SELECT count(*) FROM candidates)
+        UNION ALL
+        SELECT p.tx_id, p.seq FROM picked p
+        ORDER BY 1 DESC, 2 DESC LIMIT 1
+    ), moved AS (
+        UPDATE tributary.consumer_groups gr SET cursor_tx = n.tx_id, cursor_seq = n.seq
+          FROM next_cursor n
+         WHERE gr.id = g.id AND (n.tx_id, n.seq) > (gr.cursor_tx, gr.cursor_seq)
+    ), batch AS (
+        INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
+        SELECT g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1,
+               array_agg(p.seq ORDER BY p.tx_id, p.seq), array_agg(p.source_id ORDER BY p.tx_id, p.seq)
+          FROM picked p
+        HAVING count(*) > 0
+        RETURNING id, lease_token, delivery
+    )
+    SELECT b.id, b.lease_token, b.delivery,
+           json_agg(json_build_object('seq', p.seq, 'source', s.name, 'event_id', p.event_id,
+                                      'event_key', p.event_key, 'payload', p.payload, 'delivery', 1)
+                    ORDER BY p.tx_id, p.seq)
+      FROM picked p CROSS JOIN batch b JOIN tributary.sources s ON s.id = p.source_id
+     GROUP BY b.id, b.lease_token, b.delivery;
+END $$;

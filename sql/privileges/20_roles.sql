@@ -61,6 +61,7 @@ BEGIN
         GRANT SELECT ON tributary.group_status, tributary.dead_letters TO tributary_consumer;
         GRANT EXECUTE ON FUNCTION
             tributary.consumer_read(text, text, int),
+            tributary.consumer_next(text, text, int, bigint, uuid),
             tributary.consumer_ack(bigint, uuid, bigint[], text),
             tributary.consumer_fail(bigint, uuid, text),
             tributary.consumer_extend(bigint, uuid, interval),

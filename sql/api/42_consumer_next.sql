@@ -1,0 +1,75 @@
+-- Acking a batch and leasing the next in one call: the batch-shaped read.
+--
+-- Public API (sql/api/): what users and consumers call. Errors a caller can
+-- fix carry SQLSTATE 22023 (bad argument: exit code 2 in the CLI) or P0002
+-- (no such group). Call these in autocommit or READ COMMITTED transactions: a
+-- consumer_read must see what other consumers committed a moment ago, and
+-- its watermark is only as fresh as its statement's snapshot.
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them, not the tables behind them (sql/privileges/).
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- Acks batch p_prev_batch_id (delivery p_prev_lease_token), when given, and
+-- leases the next batch of up to p_max events to consumer p_consumer of group
+-- p_group, as consumer_ack and then consumer_read would, in one transaction:
+-- one round trip per batch in the steady state. Always one row:
+--   batch_id, lease_token, delivery  the batch leased; NULL: nothing to do now.
+--   events          the batch as one JSON array in log order, an object per
+--                   event: seq, source, event_id (NULL for a source keyed by
+--                   text), event_key (every event's key as text), payload (as
+--                   stored) and delivery. '[]' when no batch.
+--   previous_acked  whether the previous batch was acked: false when its
+--                   lease was lost (taken over, the group reset or deleted),
+--                   as consumer_ack's false; NULL when none was given.
+-- To fail a batch or some of its events, call consumer_ack (with the failed
+-- seqs) or consumer_fail, then consumer_next without a previous batch.
+-- Called by: consumers; `tributary consume`, `tributary tail`.
+CREATE OR REPLACE FUNCTION tributary.consumer_next(p_group text, p_consumer text, p_max int DEFAULT 1000,
+                                                    p_prev_batch_id bigint DEFAULT NULL,
+                                                    p_prev_lease_token uuid DEFAULT NULL)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events json, previous_acked boolean)
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    v_acked boolean;
+    v_group tributary.consumer_groups;
+    v_batch tributary.consumer_batches;
+BEGIN
+    IF (p_prev_batch_id IS NULL) <> (p_prev_lease_token IS NULL) THEN
+        RAISE EXCEPTION 'name the previous batch by both its batch_id and its lease_token, or neither'
+            USING ERRCODE = '22023';
+    END IF;
+    IF p_prev_batch_id IS NOT NULL THEN
+        v_acked := tributary.consumer_ack(p_prev_batch_id, p_prev_lease_token);
+    END IF;
+    v_group := tributary.group_by_name(p_group);
+    IF p_consumer IS NULL OR p_consumer = '' THEN
+        RAISE EXCEPTION 'name the consumer (any text that identifies it, e.g. host:pid)' USING ERRCODE = '22023';
+    END IF;
+    IF p_max IS NULL OR p_max NOT BETWEEN 1 AND 100000 THEN
+        RAISE EXCEPTION 'invalid batch size %: use 1 to 100000', p_max USING ERRCODE = '22023';
+    END IF;
+
+    v_batch := tributary.take_over_expired(v_group, p_consumer);
+    IF v_batch.id IS NULL THEN
+        v_batch := tributary.deliver_due_retry(v_group, p_consumer);
+    END IF;
+    IF v_batch.id IS NOT NULL THEN
+        RETURN QUERY SELECT v_batch.id, v_batch.lease_token, v_batch.delivery, tributary.batch_json(v_batch), v_acked;
+        RETURN;
+    END IF;
+
+    -- The group row again, locked, for the cursor as the last fresh read left it.
+    SELECT * INTO v_group FROM tributary.consumer_groups g WHERE g.id = v_group.id FOR NO KEY UPDATE;
+    IF FOUND THEN
+        RETURN QUERY SELECT f.batch_id, f.lease_token, f.delivery, f.events, v_acked
+                       FROM tributary.read_fresh_json(v_group, p_consumer, p_max) f;
+        IF FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
+    RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::json, v_acked;
+END $$;
