@@ -69,8 +69,6 @@ public:
     bool fail(const Batch& batch, const std::string& error);
     bool extend(const Batch& batch, const std::string& lease);
 
-    pqxx::connection& connection() { return connection_; }
-
 private:
     pqxx::connection connection_;
     std::string group_;
