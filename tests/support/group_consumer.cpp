@@ -101,6 +101,7 @@ Next Consumer::next(int max, const Batch* previous) {
     std::optional<std::int64_t> previous_id;
     std::optional<std::string> previous_token;
     if (previous) {
+        REQUIRE_FALSE(previous->token.empty());  // an empty batch names no previous batch
         previous_id = previous->id;
         previous_token = previous->token;
     }
