@@ -676,3 +676,47 @@ TEST_CASE("consumer_next and consumer_read/ack/fail/extend mix: a batch leased b
     check_group_empty(db, "g");
     CHECK(status_of(db, "g").dead_letters == 0);
 }
+
+TEST_CASE("consumer_next: an expired batch at max_deliveries is split into single retries, a single event dead",
+          "[consumer-next]") {
+    TestDatabase db;
+    const int source = add_source(db, "s");
+    db.exec("SELECT tributary.group_create('g', '>', 'beginning', p_max_deliveries => 2)");
+    const auto seqs = commit_events(db, source, 1, 3);
+    Consumer consumer(db.url(), "g", "c");
+
+    auto batch = consumer.next_soon().batch;
+    REQUIRE(batch.seqs == seqs);
+    expire_leases(db);
+    batch = consumer.next().batch;
+    CHECK(batch.delivery == 2);
+    CHECK(batch.seqs == seqs);
+    expire_leases(db);
+    // Delivered twice and expired: each event gets its own delivery now.
+    batch = consumer.next().batch;
+    REQUIRE(batch.seqs.size() == 1);
+    CHECK(batch.delivery == 3);
+    CHECK(batch.deliveries == std::vector<int>{3});
+    CHECK(status_of(db, "g").retries_waiting == 2);
+    expire_leases(db);
+    // A single event past max_deliveries whose lease expires is dead; the call goes on to the next.
+    const auto next = consumer.next(1000, &batch);
+    CHECK(next.previous_acked == std::optional<bool>(true));  // acked before any take-over: it counts
+    REQUIRE(next.batch.seqs.size() == 1);
+    CHECK(next.batch.seqs != batch.seqs);
+    CHECK(status_of(db, "g").dead_letters == 0);
+
+    // This time the lease runs out before the ack: the take-over of another call dead-letters it.
+    expire_leases(db);
+    const auto other = consumer.next().batch;
+    REQUIRE(other.seqs.size() == 1);
+    CHECK(other.seqs != next.batch.seqs);
+    CHECK(db.scalar("SELECT seq || ' ' || deliveries || ' ' || last_error FROM tributary.dead_letters") ==
+          std::to_string(next.batch.seqs[0]) + " 3 lease expired 3 times (last held by c)");
+    CHECK(consumer.next(1000, &next.batch).previous_acked == std::optional<bool>(false));
+    const auto end = consumer.next(1000, &other);
+    CHECK(end.previous_acked == std::optional<bool>(true));
+    CHECK(end.batch.empty());
+    check_group_empty(db, "g");
+    CHECK(status_of(db, "g").dead_letters == 1);
+}
