@@ -141,6 +141,33 @@ TEST_CASE("every group gets exactly the events of the sources its pattern matche
     for (const auto* group : {"star", "rest", "eu", "all"}) CHECK(status_of(db, group).events_behind == 0);
 }
 
+TEST_CASE("a source added after a group has read reaches it: the matches a group keeps are cleared", "[consumer]") {
+    TestDatabase db;
+    const int eu = add_source(db, "orders.eu");
+    db.exec("SELECT tributary.group_create('star', 'orders.*')");
+    Consumer star(db.url(), "star", "c");
+    commit_events(db, eu, 1, 2);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.eu:1", "orders.eu:2"});
+    CHECK(db.scalar("SELECT source_bits IS NOT NULL FROM tributary.consumer_groups WHERE name = 'star'") == "t");
+
+    // Added, then renamed into the pattern, by hand: each change clears the kept matches.
+    const int us = add_source(db, "orders.us");
+    CHECK(db.scalar("SELECT source_bits IS NULL FROM tributary.consumer_groups WHERE name = 'star'") == "t");
+    commit_events(db, us, 1, 1);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.us:1"});
+    const int misnamed = add_source(db, "billing.asia");
+    commit_events(db, misnamed, 1, 1);
+    CHECK(drain(star).empty());
+    db.exec("UPDATE tributary.sources SET name = 'orders.asia' WHERE id = " + std::to_string(misnamed));
+    commit_events(db, misnamed, 2, 1);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.asia:2"});
+    // A source removed (it had no events) matches nothing any more, and breaks nothing.
+    add_source(db, "orders.gone");
+    db.exec("DELETE FROM tributary.sources WHERE name = 'orders.gone'");
+    commit_events(db, eu, 3, 1);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.eu:3"});
+}
+
 TEST_CASE("pattern_matches: '*' is one segment, '>' the rest; bad patterns are refused", "[consumer]") {
     TestDatabase db;
     struct Case {
