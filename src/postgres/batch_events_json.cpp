@@ -80,7 +80,8 @@ public:
             events_.back().payload = cut(payload_begin_, end);
             seen_ |= bit(Member::payload);
         }
-        if (depth_ == 2 && (seen_ & kAllRequired) != kAllRequired) malformed("an event lacks seq, source, event_key or payload");
+        if (depth_ == 2 && (seen_ & kAllRequired) != kAllRequired)
+            malformed("an event lacks seq, source, event_key or payload");
         --depth_;
     }
 
