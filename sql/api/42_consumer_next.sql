@@ -17,9 +17,10 @@
 -- one round trip per batch in the steady state. Always one row:
 --   batch_id, lease_token, delivery  the batch leased; NULL: nothing to do now.
 --   events          the batch as one JSON array in log order, an object per
---                   event: seq, source, event_id (NULL for a source keyed by
+--                   event: seq, source, event_id (null for a source keyed by
 --                   text), event_key (every event's key as text), payload (as
---                   stored) and delivery. '[]' when no batch.
+--                   stored) and delivery. '[]' when no batch. Type text, not
+--                   json: PostgreSQL builds json 17 % dearer (event_json).
 --   previous_acked  whether the previous batch was acked: false when its
 --                   lease was lost (taken over, or the group reset), as
 --                   consumer_ack's false; NULL when none was given.
@@ -31,7 +32,7 @@
 CREATE OR REPLACE FUNCTION tributary.consumer_next(p_group text, p_consumer text, p_max int DEFAULT 1000,
                                                     p_prev_batch_id bigint DEFAULT NULL,
                                                     p_prev_lease_token uuid DEFAULT NULL)
-RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events json, previous_acked boolean)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events text, previous_acked boolean)
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
@@ -78,5 +79,5 @@ BEGIN
             RETURN;
         END IF;
     END IF;
-    RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::json, v_acked;
+    RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::text, v_acked;
 END $$;
