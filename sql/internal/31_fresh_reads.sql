@@ -49,6 +49,10 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- (the caller reads the events themselves again with fresh_events(g,
 -- watermark, sources, cardinality(batch.seqs)): the same events, as g is the
 -- row as locked, before the move). batch is NULL when nothing is fresh.
+-- names maps the id (as text) of each source in the batch to its name: the
+-- reads look names up in it rather than join tributary.sources, whose plan
+-- turned on statistics (a nested loop over all the sources for each event,
+-- once tributary.sources was analyzed: +0.3 ms a batch with 40 sources).
 -- Ordered groups stop before the first event of a busy source (a prefix, so
 -- the one cursor stays exact). The busy set is read before the events: it can
 -- only shrink meanwhile (new batches of a group come from its own fresh
@@ -57,7 +61,7 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- Called by: read_fresh, read_fresh_json.
 CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
                                                   OUT batch tributary.consumer_batches, OUT watermark xid8,
-                                                  OUT sources bit varying)
+                                                  OUT sources bit varying, OUT names jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_busy int[];
@@ -113,6 +117,8 @@ BEGIN
         INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
         VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1, v_seqs, v_source_ids)
         RETURNING * INTO batch;
+        SELECT jsonb_object_agg(s.id, s.name) INTO names
+          FROM (SELECT DISTINCT unnest(v_source_ids) AS id) b JOIN tributary.sources s ON s.id = b.id;
     END IF;
 END $$;
 
@@ -131,10 +137,9 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY
-    SELECT (v_lease.batch).id, (v_lease.batch).lease_token, 1, f.seq, s.name, f.event_id, f.payload, f.loaded_at,
-           f.event_key
+    SELECT (v_lease.batch).id, (v_lease.batch).lease_token, 1, f.seq, v_lease.names ->> f.source_id::text,
+           f.event_id, f.payload, f.loaded_at, f.event_key
       FROM tributary.fresh_events(g, v_lease.watermark, v_lease.sources, cardinality((v_lease.batch).seqs)) f
-      JOIN tributary.sources s ON s.id = f.source_id
      ORDER BY f.tx_id, f.seq;
 END $$;
 
@@ -153,9 +158,10 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY
+    -- In log order without a sort: the aggregate takes the rows as
+    -- fresh_events' ORDER BY gives them (nothing between them reorders).
     SELECT (v_lease.batch).id, (v_lease.batch).lease_token, 1,
-           '[' || string_agg(tributary.event_json(f.seq, s.name, f.event_id, f.event_key, f.payload, 1), ','
-                             ORDER BY f.tx_id, f.seq) || ']'
-      FROM tributary.fresh_events(g, v_lease.watermark, v_lease.sources, cardinality((v_lease.batch).seqs)) f
-      JOIN tributary.sources s ON s.id = f.source_id;
+           '[' || string_agg(tributary.event_json(f.seq, v_lease.names ->> f.source_id::text, f.event_id, f.event_key,
+                                                  f.payload, 1), ',') || ']'
+      FROM tributary.fresh_events(g, v_lease.watermark, v_lease.sources, cardinality((v_lease.batch).seqs)) f;
 END $$;
