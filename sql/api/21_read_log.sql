@@ -33,19 +33,27 @@ CREATE OR REPLACE FUNCTION tributary.read_log(p_pattern text, p_after_tx xid8, p
 RETURNS TABLE (tx_id xid8, seq bigint, source text, event_id bigint, payload jsonb, loaded_at timestamptz,
                event_key text)
 LANGUAGE plpgsql STABLE
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
+DECLARE
+    -- Taken before the read: every transaction below it had ended then, so
+    -- the read's own snapshot sees the same events below it.
+    v_watermark xid8 := pg_snapshot_xmin(pg_current_snapshot());
+    v_sources int[];    -- NULL: every source ('>')
 BEGIN
     PERFORM tributary.check_pattern(p_pattern);
     IF p_max IS NULL OR p_max NOT BETWEEN 1 AND 100000 THEN
         RAISE EXCEPTION 'invalid batch size %: use 1 to 100000', p_max USING ERRCODE = '22023';
     END IF;
+    IF p_pattern <> '>' THEN
+        v_sources := tributary.matching_sources(p_pattern);
+    END IF;
     RETURN QUERY
     SELECT e.tx_id, e.seq, s.name, e.event_id, e.payload, e.loaded_at, coalesce(e.event_key, e.event_id::text)
       FROM (SELECT e.* FROM tributary.events e
              WHERE (e.tx_id, e.seq) > (coalesce(p_after_tx, '0'::xid8), coalesce(p_after_seq, 0))
-               AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
-               AND e.source_id = ANY ((SELECT tributary.matching_sources(p_pattern))::int[])
+               AND e.tx_id < v_watermark
+               AND (v_sources IS NULL OR e.source_id = ANY (v_sources))
              ORDER BY e.tx_id, e.seq
              LIMIT p_max) e
       JOIN tributary.sources s ON s.id = e.source_id

@@ -35,7 +35,7 @@ CREATE OR REPLACE FUNCTION tributary.consumer_read(p_group text, p_consumer text
 RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
                event_id bigint, payload jsonb, loaded_at timestamptz, event_key text)
 LANGUAGE plpgsql
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_group tributary.consumer_groups := tributary.group_by_name(p_group);

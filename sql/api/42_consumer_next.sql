@@ -31,7 +31,7 @@ CREATE OR REPLACE FUNCTION tributary.consumer_next(p_group text, p_consumer text
                                                     p_prev_lease_token uuid DEFAULT NULL)
 RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events json, previous_acked boolean)
 LANGUAGE plpgsql
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_acked boolean;

@@ -48,7 +48,7 @@ SELECT '^' || string_agg(CASE t.segment WHEN '*' THEN '[^.]*' WHEN '>' THEN '.*'
 -- snapshot of the statement that calls it: a source and the events that
 -- reference it are then seen together. Callers wrap the call in a scalar
 -- subquery ((SELECT ...)::int[]), so it runs once per statement, not per event.
--- Called by: read_fresh, read_log, group_backlog.
+-- Called by: lease_fresh, read_log, group_backlog.
 CREATE OR REPLACE FUNCTION tributary.matching_sources(p_pattern text) RETURNS int[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE

@@ -1,5 +1,6 @@
--- The steps of consumer_read and consumer_ack (api/40, api/41): taking over
--- expired batches, due retries, fresh events, failing events. Calling them
+-- The steps of consumer_read, consumer_next and consumer_ack (api/40-42):
+-- the events of a batch in hand, taking over expired batches, due retries,
+-- failing events. Fresh events are in 31_fresh_reads.sql. Calling them
 -- alone skips the locking their callers do.
 --
 -- Internal (sql/internal/): steps of the public functions and the loader's
@@ -9,19 +10,14 @@
 -- result lacks a column added since (a result's shape cannot be replaced).
 
 -- The rows of a read gained event_key, last (migration 0008: sources keyed
--- by text have no event_id). A database whose batch_events or read_fresh
--- returns the older rows gets them anew.
+-- by text have no event_id). A database whose batch_events returns the older
+-- rows gets it anew.
 DO $$
 BEGIN
     IF to_regprocedure('tributary.batch_events(tributary.consumer_batches)') IS NOT NULL
        AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.batch_events(tributary.consumer_batches)')
                           AND 'event_key' = ANY (proargnames)) THEN
         DROP FUNCTION tributary.batch_events(tributary.consumer_batches);
-    END IF;
-    IF to_regprocedure('tributary.read_fresh(tributary.consumer_groups, text, int)') IS NOT NULL
-       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.read_fresh(tributary.consumer_groups, text, int)')
-                          AND 'event_key' = ANY (proargnames)) THEN
-        DROP FUNCTION tributary.read_fresh(tributary.consumer_groups, text, int);
     END IF;
 END $$;
 
@@ -38,6 +34,26 @@ SELECT b.id, b.lease_token, b.delivery, e.seq, s.name, e.event_id, e.payload, e.
   FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id
  WHERE e.seq = ANY (b.seqs)
  ORDER BY e.tx_id, e.seq $$;
+
+-- One element of consumer_next's events: the event as `consume` prints it
+-- (src/process/ndjson.cpp), the payload as stored. Inlined into its callers
+-- (as stable as json_build_object, or it would not be).
+-- Called by: batch_json, read_fresh_json.
+CREATE OR REPLACE FUNCTION tributary.event_json(p_seq bigint, p_source text, p_event_id bigint, p_event_key text,
+                                                 p_payload jsonb, p_delivery int) RETURNS json
+LANGUAGE sql STABLE AS $$
+SELECT json_build_object('seq', p_seq, 'source', p_source, 'event_id', p_event_id, 'event_key', p_event_key,
+                         'payload', p_payload, 'delivery', p_delivery) $$;
+
+-- The events of a batch that is already in the table, as consumer_next
+-- hands them out: one JSON array in log order.
+-- Called by: consumer_next.
+CREATE OR REPLACE FUNCTION tributary.batch_json(b tributary.consumer_batches) RETURNS json
+LANGUAGE sql STABLE AS $$
+SELECT json_agg(tributary.event_json(e.seq, s.name, e.event_id, coalesce(e.event_key, e.event_id::text),
+                                     e.payload, b.delivery) ORDER BY e.tx_id, e.seq)
+  FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id
+ WHERE e.seq = ANY (b.seqs) $$;
 
 -- A random wait before the next delivery of an event delivered p_deliveries
 -- times: up to retry_base * 2^(deliveries-1), capped (full jitter, so that
@@ -80,7 +96,7 @@ END $$;
 -- unless it was delivered max_deliveries times already: then its events are
 -- split into retries due now (a multi-event batch) or dead-lettered (a single
 -- event), and the next expired batch is tried. NULL: none expired.
--- Called by: consumer_read.
+-- Called by: consumer_read, consumer_next.
 CREATE OR REPLACE FUNCTION tributary.take_over_expired(g tributary.consumer_groups, p_consumer text)
 RETURNS tributary.consumer_batches
 LANGUAGE plpgsql AS $$
@@ -114,7 +130,7 @@ END $$;
 -- Step 2 of a read: one retry that is due, delivered alone (its row moves into
 -- the batch while the batch holds it). In an ordered group only the oldest
 -- event of a source that has no batch in flight may go. NULL: none due.
--- Called by: consumer_read.
+-- Called by: consumer_read, consumer_next.
 CREATE OR REPLACE FUNCTION tributary.deliver_due_retry(g tributary.consumer_groups, p_consumer text)
 RETURNS tributary.consumer_batches
 LANGUAGE plpgsql AS $$
@@ -143,136 +159,9 @@ BEGIN
 END $$;
 
 -- Sources an ordered group may not hand out now: a batch in flight or a retry waiting.
--- Called by: read_fresh.
+-- Called by: lease_fresh.
 CREATE OR REPLACE FUNCTION tributary.busy_sources(p_group_id int) RETURNS int[]
 LANGUAGE sql STABLE AS $$
 SELECT ARRAY(SELECT unnest(b.source_ids) FROM tributary.consumer_batches b WHERE b.group_id = p_group_id
              UNION
              SELECT r.source_id FROM tributary.consumer_retries r WHERE r.group_id = p_group_id) $$;
-
--- Step 3 of a read: fresh events after the cursor. The caller holds the group
--- row locked (FOR NO KEY UPDATE), so fresh reads of one group queue and never
--- hand out the same events twice. One statement, so one snapshot: the
--- watermark, the sources that match and the events all come from it. Only
--- events of transactions older than every transaction still running
--- (tx_id < the snapshot's xmin) are read; those cannot be joined by a late
--- commit below them, so the cursor never passes an event still to come.
--- Called by: consumer_read.
-CREATE OR REPLACE FUNCTION tributary.read_fresh(g tributary.consumer_groups, p_consumer text, p_max int)
-RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
-               event_id bigint, payload jsonb, loaded_at timestamptz, event_key text)
-LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-DECLARE
-    -- Ordered groups stop before the first event of a busy source (a prefix,
-    -- so the one cursor stays exact). Computed before the read: the set can
-    -- only shrink meanwhile (new batches of a group come from its own fresh
-    -- reads, which wait for our lock, or from events already busy), so it
-    -- may hold back too much for one read, never too little.
-    v_busy int[] := CASE WHEN g.ordered THEN tributary.busy_sources(g.id) ELSE '{}' END;
-BEGIN
-    RETURN QUERY
-    WITH candidates AS MATERIALIZED (
-        SELECT e.seq, e.tx_id, e.source_id, e.event_id, e.payload, e.loaded_at,
-               coalesce(e.event_key, e.event_id::text) AS event_key
-          FROM tributary.events e
-         WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
-           AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
-           AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[])
-         ORDER BY e.tx_id, e.seq
-         LIMIT p_max
-    ), stop AS (
-        SELECT c.tx_id, c.seq FROM candidates c WHERE c.source_id = ANY (v_busy)
-         ORDER BY c.tx_id, c.seq LIMIT 1
-    ), picked AS MATERIALIZED (
-        SELECT c.* FROM candidates c
-         WHERE NOT EXISTS (SELECT 1 FROM stop WHERE (stop.tx_id, stop.seq) <= (c.tx_id, c.seq))
-    ), next_cursor AS (
-        -- The last event handed out; or, when this read took everything up to
-        -- the watermark, the watermark itself, so the events before it that
-        -- this group does not want are not scanned again.
-        SELECT pg_snapshot_xmin(pg_current_snapshot()) AS tx_id, 0::bigint AS seq
-         WHERE (SELECT count(*) FROM candidates) < p_max
-           AND (SELECT count(*) FROM picked) = (SELECT count(*) FROM candidates)
-        UNION ALL
-        SELECT p.tx_id, p.seq FROM picked p
-        ORDER BY 1 DESC, 2 DESC LIMIT 1
-    ), moved AS (
-        UPDATE tributary.consumer_groups gr SET cursor_tx = n.tx_id, cursor_seq = n.seq
-          FROM next_cursor n
-         WHERE gr.id = g.id AND (n.tx_id, n.seq) > (gr.cursor_tx, gr.cursor_seq)
-    ), batch AS (
-        INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
-        SELECT g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1,
-               array_agg(p.seq ORDER BY p.tx_id, p.seq), array_agg(p.source_id ORDER BY p.tx_id, p.seq)
-          FROM picked p
-        HAVING count(*) > 0
-        RETURNING id, lease_token, delivery
-    )
-    SELECT b.id, b.lease_token, b.delivery, p.seq, s.name, p.event_id, p.payload, p.loaded_at, p.event_key
-      FROM picked p CROSS JOIN batch b JOIN tributary.sources s ON s.id = p.source_id
-     ORDER BY p.tx_id, p.seq;
-END $$;
-
--- The events of a batch already in the table, as consumer_next hands them out.
--- Called by: consumer_next.
-CREATE OR REPLACE FUNCTION tributary.batch_json(b tributary.consumer_batches) RETURNS json
-LANGUAGE sql STABLE AS $$
-SELECT json_agg(json_build_object('seq', e.seq, 'source', s.name, 'event_id', e.event_id,
-                                  'event_key', coalesce(e.event_key, e.event_id::text),
-                                  'payload', e.payload, 'delivery', b.delivery) ORDER BY e.tx_id, e.seq)
-  FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id
- WHERE e.seq = ANY (b.seqs) $$;
-
--- read_fresh for consumer_next: the same batch, as one row with the events as
--- one JSON array. No row: nothing fresh.
--- Called by: consumer_next.
-CREATE OR REPLACE FUNCTION tributary.read_fresh_json(g tributary.consumer_groups, p_consumer text, p_max int)
-RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events json)
-LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-DECLARE
-    v_busy int[] := CASE WHEN g.ordered THEN tributary.busy_sources(g.id) ELSE '{}' END;
-BEGIN
-    RETURN QUERY
-    WITH candidates AS MATERIALIZED (
-        SELECT e.seq, e.tx_id, e.source_id, e.event_id, e.payload,
-               coalesce(e.event_key, e.event_id::text) AS event_key
-          FROM tributary.events e
-         WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
-           AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
-           AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[])
-         ORDER BY e.tx_id, e.seq
-         LIMIT p_max
-    ), stop AS (
-        SELECT c.tx_id, c.seq FROM candidates c WHERE c.source_id = ANY (v_busy)
-         ORDER BY c.tx_id, c.seq LIMIT 1
-    ), picked AS MATERIALIZED (
-        SELECT c.* FROM candidates c
-         WHERE NOT EXISTS (SELECT 1 FROM stop WHERE (stop.tx_id, stop.seq) <= (c.tx_id, c.seq))
-    ), next_cursor AS (
-        SELECT pg_snapshot_xmin(pg_current_snapshot()) AS tx_id, 0::bigint AS seq
-         WHERE (SELECT count(*) FROM candidates) < p_max
-           AND (SELECT count(*) FROM picked) = (SELECT count(*) FROM candidates)
-        UNION ALL
-        SELECT p.tx_id, p.seq FROM picked p
-        ORDER BY 1 DESC, 2 DESC LIMIT 1
-    ), moved AS (
-        UPDATE tributary.consumer_groups gr SET cursor_tx = n.tx_id, cursor_seq = n.seq
-          FROM next_cursor n
-         WHERE gr.id = g.id AND (n.tx_id, n.seq) > (gr.cursor_tx, gr.cursor_seq)
-    ), batch AS (
-        INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
-        SELECT g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1,
-               array_agg(p.seq ORDER BY p.tx_id, p.seq), array_agg(p.source_id ORDER BY p.tx_id, p.seq)
-          FROM picked p
-        HAVING count(*) > 0
-        RETURNING id, lease_token, delivery
-    )
-    SELECT b.id, b.lease_token, b.delivery,
-           json_agg(json_build_object('seq', p.seq, 'source', s.name, 'event_id', p.event_id,
-                                      'event_key', p.event_key, 'payload', p.payload, 'delivery', 1)
-                    ORDER BY p.tx_id, p.seq)
-      FROM picked p CROSS JOIN batch b JOIN tributary.sources s ON s.id = p.source_id
-     GROUP BY b.id, b.lease_token, b.delivery;
-END $$;

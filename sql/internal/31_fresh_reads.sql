@@ -1,0 +1,149 @@
+-- Fresh events for a consumer group: the step of consumer_read and
+-- consumer_next that moves the group's cursor. Calling them alone skips the
+-- locking their callers do: the caller holds the group row locked (FOR NO
+-- KEY UPDATE), so fresh reads of one group queue and never hand out the same
+-- events twice.
+--
+-- Internal (sql/internal/): steps of the public functions and the loader's
+-- own functions. Nothing outside tributary should call them.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE, after dropping a function whose
+-- result lacks a column added since (a result's shape cannot be replaced).
+
+-- read_fresh's rows gained event_key, last (migration 0008: sources keyed by
+-- text have no event_id). A database whose read_fresh returns the older rows
+-- gets it anew.
+DO $$
+BEGIN
+    IF to_regprocedure('tributary.read_fresh(tributary.consumer_groups, text, int)') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.read_fresh(tributary.consumer_groups, text, int)')
+                          AND 'event_key' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.read_fresh(tributary.consumer_groups, text, int);
+    END IF;
+END $$;
+
+-- The first p_max events after group g's cursor, in (tx_id, seq) order: one
+-- range of the index events_tx_seq. Only events of transactions below
+-- p_watermark (the xmin of a snapshot taken before this one: every
+-- transaction below it had ended then, so every snapshot since sees the same
+-- events below it, and none can join them later), of the sources p_sources
+-- (NULL: every source). event_key is every event's key as text. Inlined into
+-- its callers (a plain SQL function), so it costs no call.
+-- Called by: lease_fresh, read_fresh, read_fresh_json.
+CREATE OR REPLACE FUNCTION tributary.fresh_events(g tributary.consumer_groups, p_watermark xid8, p_sources int[],
+                                                   p_max int)
+RETURNS TABLE (seq bigint, tx_id xid8, source_id int, event_id bigint, event_key text, payload jsonb,
+               loaded_at timestamptz)
+LANGUAGE sql STABLE AS $$
+SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text), e.payload, e.loaded_at
+  FROM tributary.events e
+ WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+   AND e.tx_id < p_watermark
+   AND (p_sources IS NULL OR e.source_id = ANY (p_sources))
+ ORDER BY e.tx_id, e.seq
+ LIMIT p_max $$;
+
+-- Step 3 of a read: leases up to p_max fresh events to p_consumer as a new
+-- batch and moves the cursor past them, reading only the seqs and sources
+-- (the caller reads the events themselves again with fresh_events(g,
+-- watermark, sources, cardinality(batch.seqs)): the same events, as g is the
+-- row as locked, before the move). batch is NULL when nothing is fresh.
+-- Ordered groups stop before the first event of a busy source (a prefix, so
+-- the one cursor stays exact). The busy set is read before the events: it can
+-- only shrink meanwhile (new batches of a group come from its own fresh
+-- reads, which wait for our lock, or from events already busy), so it may
+-- hold back too much for one read, never too little.
+-- Called by: read_fresh, read_fresh_json.
+CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
+                                                  OUT batch tributary.consumer_batches, OUT watermark xid8,
+                                                  OUT sources int[])
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_busy int[];
+    v_stop_tx xid8;
+    v_stop_seq bigint;
+    v_count int;
+    v_seqs bigint[];
+    v_source_ids int[];
+    v_last_tx xid8;
+    v_last_seq bigint;
+BEGIN
+    watermark := pg_snapshot_xmin(pg_current_snapshot());
+    -- '>' matches every source: no list to build, nothing to check per event.
+    sources := CASE WHEN g.pattern <> '>' THEN tributary.matching_sources(g.pattern) END;
+    IF g.ordered THEN
+        v_busy := tributary.busy_sources(g.id);
+        IF cardinality(v_busy) > 0 THEN
+            SELECT f.tx_id, f.seq INTO v_stop_tx, v_stop_seq
+              FROM tributary.fresh_events(g, watermark, sources, p_max) f
+             WHERE f.source_id = ANY (v_busy)
+             LIMIT 1;
+        END IF;
+    END IF;
+    SELECT count(*), array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
+           max(f.tx_id)
+      INTO v_count, v_seqs, v_source_ids, v_last_tx
+      FROM tributary.fresh_events(g, watermark, sources, p_max) f
+     WHERE v_stop_tx IS NULL OR (f.tx_id, f.seq) < (v_stop_tx, v_stop_seq);
+    IF v_stop_tx IS NULL AND v_count < p_max THEN
+        -- Everything up to the watermark was taken: the cursor moves to it,
+        -- so the events below it that this group does not want are not
+        -- scanned again.
+        v_last_tx := watermark;
+        v_last_seq := 0;
+    ELSIF v_count > 0 THEN
+        v_last_seq := v_seqs[v_count];    -- the last event taken, whose tx_id is the greatest
+    END IF;
+    IF v_last_tx IS NOT NULL THEN
+        UPDATE tributary.consumer_groups gr SET cursor_tx = v_last_tx, cursor_seq = v_last_seq
+         WHERE gr.id = g.id AND (v_last_tx, v_last_seq) > (gr.cursor_tx, gr.cursor_seq);
+    END IF;
+    IF v_count > 0 THEN
+        INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
+        VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1, v_seqs, v_source_ids)
+        RETURNING * INTO batch;
+    END IF;
+END $$;
+
+-- Step 3 of consumer_read: fresh events as rows, one per event.
+-- Called by: consumer_read.
+CREATE OR REPLACE FUNCTION tributary.read_fresh(g tributary.consumer_groups, p_consumer text, p_max int)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, seq bigint, source text,
+               event_id bigint, payload jsonb, loaded_at timestamptz, event_key text)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_lease record;
+BEGIN
+    SELECT * INTO v_lease FROM tributary.lease_fresh(g, p_consumer, p_max) l;
+    IF (v_lease.batch).id IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT (v_lease.batch).id, (v_lease.batch).lease_token, 1, f.seq, s.name, f.event_id, f.payload, f.loaded_at,
+           f.event_key
+      FROM tributary.fresh_events(g, v_lease.watermark, v_lease.sources, cardinality((v_lease.batch).seqs)) f
+      JOIN tributary.sources s ON s.id = f.source_id
+     ORDER BY f.tx_id, f.seq;
+END $$;
+
+-- Step 3 of consumer_next: fresh events as one row, the events as one JSON
+-- array (see event_json). No row: nothing fresh.
+-- Called by: consumer_next.
+CREATE OR REPLACE FUNCTION tributary.read_fresh_json(g tributary.consumer_groups, p_consumer text, p_max int)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events json)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_lease record;
+BEGIN
+    SELECT * INTO v_lease FROM tributary.lease_fresh(g, p_consumer, p_max) l;
+    IF (v_lease.batch).id IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT (v_lease.batch).id, (v_lease.batch).lease_token, 1,
+           json_agg(tributary.event_json(f.seq, s.name, f.event_id, f.event_key, f.payload, 1) ORDER BY f.tx_id, f.seq)
+      FROM tributary.fresh_events(g, v_lease.watermark, v_lease.sources, cardinality((v_lease.batch).seqs)) f
+      JOIN tributary.sources s ON s.id = f.source_id;
+END $$;
