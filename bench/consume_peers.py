@@ -28,7 +28,7 @@ redis-server) sampled before the start and after the consumers' sessions are gon
 other_pct: the share of the machine's cores that other work (and VM steal) took meanwhile.
 
 Exits 1 with a message unless every group got exactly N events, every batch was acked, and nothing is
-left (tributary: group_status says 0 behind, 0 in flight, 0 retries; Redis: nothing pending; PgQ:
+left (tributary: group_status says 0 behind, 0 in flight, 0 retries, 0 dead letters; Redis: nothing pending; PgQ:
 every batch held exactly BATCH events, no batch left).
 """
 import argparse
@@ -171,10 +171,11 @@ def tributary_check(args, drained_by_group):
     with psycopg.connect(args.url, autocommit=True) as conn:
         for group in args.groups:
             left = conn.execute(
-                "SELECT events_behind, batches_in_flight, retries_waiting FROM tributary.group_status WHERE name = %s",
-                (group,)).fetchone()
-            if left != (0, 0, 0):
-                fail(f"group {group}: (events behind, batches in flight, retries waiting) = {left}, not (0, 0, 0)")
+                "SELECT events_behind, batches_in_flight, retries_waiting, dead_letters"
+                "  FROM tributary.group_status WHERE name = %s", (group,)).fetchone()
+            if left != (0, 0, 0, 0):
+                fail(f"group {group}: (events behind, batches in flight, retries waiting, dead letters) = {left}, "
+                     "not all 0")
 
 
 def pgq_check(args, drained_by_group):
