@@ -243,18 +243,20 @@ def machine_busy_s():
 
 
 def client_sessions(pid):
-    """The PostgreSQL backends of client sessions among the postmaster PID's children (their title
-    names the client's address), so that we can wait until the ones we do not measure are gone."""
+    """The postmaster PID's children that are, or were a moment ago, backends of client sessions: their
+    title names the client's address; one that is exiting has no title left, and a zombie waits to be
+    reaped. While any of these comes and goes, a sample of server_cpu_s may miss a backend's CPU (read
+    neither among the children nor yet in the postmaster's cutime) or count it twice."""
     sessions = set()
-    for child, _fields in server_processes(pid):
+    for child, fields in server_processes(pid):
         if child == pid:
             continue
         try:
             with open(f"/proc/{child}/cmdline", "rb") as f:
                 title = f.read()
         except OSError:
-            continue
-        if b"127.0.0.1(" in title or b"[local]" in title:
+            continue  # reaped meanwhile
+        if fields[0] == "Z" or not title or b"127.0.0.1(" in title or b"[local]" in title:
             sessions.add(child)
     return sessions
 
