@@ -37,7 +37,7 @@ END $$;
 
 -- The anchored regular expression of a valid pattern. Literal segments hold
 -- only [A-Za-z0-9_-], which mean themselves in a regular expression.
--- Called by: pattern_matches, matching_sources.
+-- Called by: pattern_matches, matching_sources, matching_source_bits.
 CREATE OR REPLACE FUNCTION tributary.pattern_regex(p_pattern text) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT AS $$
 SELECT '^' || string_agg(CASE t.segment WHEN '*' THEN '[^.]*' WHEN '>' THEN '.*' ELSE t.segment END, '\.'
@@ -48,7 +48,7 @@ SELECT '^' || string_agg(CASE t.segment WHEN '*' THEN '[^.]*' WHEN '>' THEN '.*'
 -- snapshot of the statement that calls it: a source and the events that
 -- reference it are then seen together. Callers wrap the call in a scalar
 -- subquery ((SELECT ...)::int[]), so it runs once per statement, not per event.
--- Called by: lease_fresh, read_log, group_backlog.
+-- Called by: read_log, group_backlog.
 CREATE OR REPLACE FUNCTION tributary.matching_sources(p_pattern text) RETURNS int[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -56,3 +56,15 @@ DECLARE
 BEGIN
     RETURN ARRAY(SELECT s.id FROM tributary.sources s WHERE s.name ~ v_regex);
 END $$;
+
+-- The sources a (valid) pattern matches as one bit per source id, from 0 to
+-- the greatest id (a bit set: the source with that id matches; ids beyond
+-- the last bit match nothing): a consumer group keeps them and checks each
+-- event's source in constant time with get_bit. max(id) / 8 bytes.
+-- Called by: lease_fresh.
+CREATE OR REPLACE FUNCTION tributary.matching_source_bits(p_pattern text) RETURNS bit varying
+LANGUAGE sql STABLE AS $$
+SELECT coalesce(string_agg(CASE WHEN m.id IS NULL THEN '0' ELSE '1' END, '' ORDER BY i.id), '')::bit varying
+  FROM generate_series(0, (SELECT coalesce(max(s.id), -1) FROM tributary.sources s)) AS i(id)
+  LEFT JOIN (SELECT s.id FROM tributary.sources s WHERE s.name ~ tributary.pattern_regex(p_pattern)) m
+         ON m.id = i.id $$;

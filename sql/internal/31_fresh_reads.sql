@@ -26,12 +26,13 @@ END $$;
 -- range of the index events_tx_seq. Only events of transactions below
 -- p_watermark (the xmin of a snapshot taken before this one: every
 -- transaction below it had ended then, so every snapshot since sees the same
--- events below it, and none can join them later), of the sources p_sources
--- (NULL: every source). event_key is every event's key as text. Inlined into
--- its callers (a plain SQL function), so it costs no call.
+-- events below it, and none can join them later), of the sources whose bits
+-- are set in p_sources (see matching_source_bits; NULL: every source).
+-- event_key is every event's key as text. Inlined into its callers (a plain
+-- SQL function), so it costs no call.
 -- Called by: lease_fresh, read_fresh, read_fresh_json.
-CREATE OR REPLACE FUNCTION tributary.fresh_events(g tributary.consumer_groups, p_watermark xid8, p_sources int[],
-                                                   p_max int)
+CREATE OR REPLACE FUNCTION tributary.fresh_events(g tributary.consumer_groups, p_watermark xid8,
+                                                   p_sources bit varying, p_max int)
 RETURNS TABLE (seq bigint, tx_id xid8, source_id int, event_id bigint, event_key text, payload jsonb,
                loaded_at timestamptz)
 LANGUAGE sql STABLE AS $$
@@ -39,7 +40,7 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
   FROM tributary.events e
  WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
    AND e.tx_id < p_watermark
-   AND (p_sources IS NULL OR e.source_id = ANY (p_sources))
+   AND (p_sources IS NULL OR (e.source_id < length(p_sources) AND get_bit(p_sources, e.source_id) = 1))
  ORDER BY e.tx_id, e.seq
  LIMIT p_max $$;
 
@@ -56,7 +57,7 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- Called by: read_fresh, read_fresh_json.
 CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
                                                   OUT batch tributary.consumer_batches, OUT watermark xid8,
-                                                  OUT sources int[])
+                                                  OUT sources bit varying)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_busy int[];
@@ -69,8 +70,18 @@ DECLARE
     v_last_seq bigint;
 BEGIN
     watermark := pg_snapshot_xmin(pg_current_snapshot());
-    -- '>' matches every source: no list to build, nothing to check per event.
-    sources := CASE WHEN g.pattern <> '>' THEN tributary.matching_sources(g.pattern) END;
+    -- '>' matches every source: nothing to check per event. Any other
+    -- pattern: the matches the group keeps, or, when a change to the sources
+    -- cleared them (forget_group_sources), matched again and kept. No source
+    -- can change while we hold the group's row (the change must clear it),
+    -- so matches read now hold for every event below the watermark.
+    IF g.pattern <> '>' THEN
+        sources := g.source_bits;
+        IF sources IS NULL THEN
+            sources := tributary.matching_source_bits(g.pattern);
+            UPDATE tributary.consumer_groups gr SET source_bits = sources WHERE gr.id = g.id;
+        END IF;
+    END IF;
     IF g.ordered THEN
         v_busy := tributary.busy_sources(g.id);
         IF cardinality(v_busy) > 0 THEN

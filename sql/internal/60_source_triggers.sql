@@ -22,3 +22,22 @@ BEGIN
     END IF;
     RETURN OLD;
 END $$;
+
+-- A source added, removed or renamed: the sources each group matches, as
+-- its fresh reads keep them (consumer_groups.source_bits, migration 0011),
+-- may be out of date; they are cleared in every group, in the transaction
+-- that changes the sources. Every group row, whether cleared already or
+-- not: the update waits for a read that holds a group's row locked, and a
+-- read that locks the row after waits for this transaction, so no read can
+-- keep matches computed without a source whose events it could see (see
+-- lease_fresh). Runs as the owner: whoever may change the sources need not
+-- be able to write the groups.
+-- Called by: the trigger sources_forget_group_sources (AFTER INSERT, DELETE,
+-- TRUNCATE or UPDATE OF name ON tributary.sources, once per statement).
+CREATE OR REPLACE FUNCTION tributary.forget_group_sources() RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE tributary.consumer_groups SET source_bits = NULL;
+    RETURN NULL;
+END $$;

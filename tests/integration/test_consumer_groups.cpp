@@ -21,181 +21,12 @@
 
 #include <pqxx/pqxx>
 
+#include "support/group_consumer.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
 
 using namespace std::chrono_literals;
-using tributary::testing::run_tributary;
-using tributary::testing::TestDatabase;
-
-namespace {
-
-struct Batch {
-    std::int64_t id = 0;
-    std::string token;
-    int delivery = 0;
-    std::vector<std::int64_t> seqs;
-    std::vector<std::string> sources;
-    std::vector<std::optional<std::int64_t>> event_ids;  ///< none for a source keyed by text
-    std::vector<std::string> event_keys;
-    std::vector<std::string> payloads;
-
-    bool empty() const { return seqs.empty(); }
-    bool holds(std::int64_t seq) const { return std::find(seqs.begin(), seqs.end(), seq) != seqs.end(); }
-};
-
-/// Event ids of a source read after-id, as a batch holds them.
-std::vector<std::optional<std::int64_t>> ids(std::initializer_list<std::int64_t> values) {
-    return {values.begin(), values.end()};
-}
-
-std::string array_literal(const std::vector<std::int64_t>& values) {
-    std::string text = "{";
-    for (std::size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
-    return text + "}";
-}
-
-/// One consumer of one group, on a connection of its own.
-class Consumer {
-public:
-    Consumer(const std::string& url, std::string group, std::string name)
-        : connection_(url), group_(std::move(group)), name_(std::move(name)) {}
-
-    Batch read(int max = 1000) {
-        pqxx::nontransaction tx(connection_);
-        const auto rows = tx.exec_params(
-            "SELECT batch_id, lease_token, delivery, seq, source, event_id, payload::text, event_key "
-            "FROM tributary.consumer_read($1, $2, $3)",
-            group_, name_, max);
-        Batch batch;
-        for (const auto& row : rows) {
-            batch.id = row[0].as<std::int64_t>();
-            batch.token = row[1].as<std::string>();
-            batch.delivery = row[2].as<int>();
-            batch.seqs.push_back(row[3].as<std::int64_t>());
-            batch.sources.push_back(row[4].as<std::string>());
-            batch.event_ids.push_back(row[5].is_null() ? std::nullopt
-                                                       : std::optional<std::int64_t>(row[5].as<std::int64_t>()));
-            batch.payloads.push_back(row[6].as<std::string>());
-            batch.event_keys.push_back(row[7].as<std::string>());
-        }
-        return batch;
-    }
-
-    /// Reads until a batch comes, for up to `patience` (see the top of the file).
-    Batch read_soon(int max = 1000, std::chrono::milliseconds patience = 5s) {
-        const auto deadline = std::chrono::steady_clock::now() + patience;
-        for (;;) {
-            auto batch = read(max);
-            if (!batch.empty() || std::chrono::steady_clock::now() > deadline) return batch;
-            std::this_thread::sleep_for(10ms);
-        }
-    }
-
-    bool ack(const Batch& batch, const std::vector<std::int64_t>& failed = {}, const std::string& error = "failed") {
-        pqxx::nontransaction tx(connection_);
-        return tx
-            .exec_params("SELECT tributary.consumer_ack($1, $2::uuid, $3::bigint[], $4)", batch.id, batch.token,
-                         array_literal(failed), error)[0][0]
-            .as<bool>();
-    }
-
-    bool fail(const Batch& batch, const std::string& error) {
-        pqxx::nontransaction tx(connection_);
-        return tx.exec_params("SELECT tributary.consumer_fail($1, $2::uuid, $3)", batch.id, batch.token, error)[0][0]
-            .as<bool>();
-    }
-
-    bool extend(const Batch& batch, const std::string& lease) {
-        pqxx::nontransaction tx(connection_);
-        return tx
-            .exec_params("SELECT tributary.consumer_extend($1, $2::uuid, $3::interval)", batch.id, batch.token,
-                         lease)[0][0]
-            .as<bool>();
-    }
-
-private:
-    pqxx::connection connection_;
-    std::string group_;
-    std::string name_;
-};
-
-int add_source(const TestDatabase& db, const std::string& name) {
-    return std::stoi(db.scalar("INSERT INTO tributary.sources (name, url) VALUES ('" + name +
-                               "', 'http://127.0.0.1:9/" + name + "') RETURNING id"));
-}
-
-/// Inserts events first_id.. of a source in the caller's transaction; returns their seqs.
-std::vector<std::int64_t> insert_events(pqxx::transaction_base& tx, int source_id, std::int64_t first_id, int count,
-                                        const std::string& payload = "{}") {
-    const auto rows = tx.exec_params(
-        "INSERT INTO tributary.events (source_id, event_id, payload) "
-        "SELECT $1, $2 + i, $4::jsonb FROM generate_series(0, $3 - 1) i RETURNING seq",
-        source_id, first_id, count, payload);
-    std::vector<std::int64_t> seqs;
-    for (const auto& row : rows) seqs.push_back(row[0].as<std::int64_t>());
-    std::sort(seqs.begin(), seqs.end());
-    return seqs;
-}
-
-/// The same, in a transaction of its own, committed.
-std::vector<std::int64_t> commit_events(const TestDatabase& db, int source_id, std::int64_t first_id, int count,
-                                        const std::string& payload = "{}") {
-    pqxx::connection connection(db.url());
-    pqxx::work tx(connection);
-    auto seqs = insert_events(tx, source_id, first_id, count, payload);
-    tx.commit();
-    return seqs;
-}
-
-/// The SQLSTATE `run` failed with ("none" when it did not fail).
-template <typename F>
-std::string sqlstate_of(F run) {
-    try {
-        run();
-    } catch (const pqxx::sql_error& e) {
-        return e.sqlstate();
-    }
-    return "none";
-}
-
-/// Reads and acks until nothing comes for a while; returns "source:event_key" of everything acked.
-std::multiset<std::string> drain(Consumer& consumer, std::chrono::milliseconds quiet = 300ms) {
-    std::multiset<std::string> seen;
-    for (;;) {
-        const auto batch = consumer.read_soon(1000, quiet);
-        if (batch.empty()) return seen;
-        for (std::size_t i = 0; i < batch.seqs.size(); ++i) seen.insert(batch.sources[i] + ":" + batch.event_keys[i]);
-        REQUIRE(consumer.ack(batch));
-    }
-}
-
-struct Status {
-    std::int64_t events_behind = -1;
-    int batches_in_flight = -1;
-    int retries_waiting = -1;
-    int dead_letters = -1;
-    double oldest_age_s = -1;  // -1: NULL
-};
-
-Status status_of(const TestDatabase& db, const std::string& group) {
-    pqxx::connection connection(db.url());
-    pqxx::nontransaction tx(connection);
-    const auto rows = tx.exec_params(
-        "SELECT events_behind, batches_in_flight, retries_waiting, dead_letters, "
-        "extract(epoch FROM oldest_unprocessed_age)::float8 FROM tributary.group_status WHERE name = $1",
-        group);
-    REQUIRE(rows.size() == 1);
-    Status s;
-    s.events_behind = rows[0][0].as<std::int64_t>();
-    s.batches_in_flight = rows[0][1].as<int>();
-    s.retries_waiting = rows[0][2].as<int>();
-    s.dead_letters = rows[0][3].as<int>();
-    s.oldest_age_s = rows[0][4].is_null() ? -1 : rows[0][4].as<double>();
-    return s;
-}
-
-}  // namespace
+using namespace tributary::testing;
 
 TEST_CASE("a read never passes a transaction still open, whichever commits first", "[consumer]") {
     TestDatabase db;
@@ -308,6 +139,33 @@ TEST_CASE("every group gets exactly the events of the sources its pattern matche
     CHECK(drain(eu_group) == expect({"orders.eu", "billing.eu"}));
     CHECK(drain(all) == expect({"orders.eu", "orders.us", "orders.eu.returns", "billing.eu", "orders.asia"}));
     for (const auto* group : {"star", "rest", "eu", "all"}) CHECK(status_of(db, group).events_behind == 0);
+}
+
+TEST_CASE("a source added after a group has read reaches it: the matches a group keeps are cleared", "[consumer]") {
+    TestDatabase db;
+    const int eu = add_source(db, "orders.eu");
+    db.exec("SELECT tributary.group_create('star', 'orders.*')");
+    Consumer star(db.url(), "star", "c");
+    commit_events(db, eu, 1, 2);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.eu:1", "orders.eu:2"});
+    CHECK(db.scalar("SELECT source_bits IS NOT NULL FROM tributary.consumer_groups WHERE name = 'star'") == "t");
+
+    // Added, then renamed into the pattern, by hand: each change clears the kept matches.
+    const int us = add_source(db, "orders.us");
+    CHECK(db.scalar("SELECT source_bits IS NULL FROM tributary.consumer_groups WHERE name = 'star'") == "t");
+    commit_events(db, us, 1, 1);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.us:1"});
+    const int misnamed = add_source(db, "billing.asia");
+    commit_events(db, misnamed, 1, 1);
+    CHECK(drain(star).empty());
+    db.exec("UPDATE tributary.sources SET name = 'orders.asia' WHERE id = " + std::to_string(misnamed));
+    commit_events(db, misnamed, 2, 1);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.asia:2"});
+    // A source removed (it had no events) matches nothing any more, and breaks nothing.
+    add_source(db, "orders.gone");
+    db.exec("DELETE FROM tributary.sources WHERE name = 'orders.gone'");
+    commit_events(db, eu, 3, 1);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.eu:3"});
 }
 
 TEST_CASE("pattern_matches: '*' is one segment, '>' the rest; bad patterns are refused", "[consumer]") {

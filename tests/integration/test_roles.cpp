@@ -9,65 +9,13 @@
 #include <pqxx/pqxx>
 
 #include "postgres/migrator.h"
+#include "support/login_role.h"
 #include "support/source_server.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
 
 using namespace tributary;
 using namespace tributary::testing;
-
-namespace {
-
-/// The same database as `url`, logged in as `user` (scripts/pg-tmp trusts
-/// loopback connections).
-std::string as_user(const std::string& url, const std::string& user) {
-    const auto scheme_end = url.find("://") + 3;
-    const auto at = url.find('@', scheme_end);
-    return url.substr(0, scheme_end) + user + url.substr(at);
-}
-
-/// A LOGIN role for one test, dropped at the end. Roles belong to the
-/// cluster: the name carries the test database's.
-class LoginRole {
-public:
-    LoginRole(const TestDatabase& db, const std::string& suffix)
-        : name_(db.scalar("SELECT current_database()") + "_" + suffix), db_url_(db.url()) {
-        db.exec("CREATE ROLE " + name_ + " LOGIN");
-    }
-    ~LoginRole() {
-        try {
-            pqxx::connection c(db_url_);
-            pqxx::nontransaction tx(c);
-            tx.exec("DROP OWNED BY " + name_);
-            tx.exec("DROP ROLE " + name_);
-        } catch (...) {
-            // Still a member somewhere, or the database is gone first: the
-            // cluster is thrown away at the end of the run.
-        }
-    }
-    const std::string& name() const { return name_; }
-
-private:
-    std::string name_;
-    std::string db_url_;
-};
-
-/// Whether PostgreSQL refuses `sql` for lack of a privilege (libpqxx 6.4
-/// leaves sqlstate() empty for these: the message says it).
-bool denied(const std::string& url, const std::string& sql) {
-    try {
-        pqxx::connection c(url);
-        pqxx::nontransaction tx(c);
-        tx.exec(sql);
-        return false;
-    } catch (const pqxx::sql_error& e) {
-        INFO(e.what());
-        CHECK(std::string(e.what()).find("permission denied") != std::string::npos);
-        return true;
-    }
-}
-
-}  // namespace
 
 TEST_CASE("migrate creates the NOLOGIN group roles and leaves PUBLIC nothing in schema tributary", "[roles]") {
     TestDatabase db;
