@@ -17,19 +17,22 @@
 -- one round trip per batch in the steady state. Always one row:
 --   batch_id, lease_token, delivery  the batch leased; NULL: nothing to do now.
 --   events          the batch as one JSON array in log order, an object per
---                   event: seq, source, event_id (NULL for a source keyed by
+--                   event: seq, source, event_id (null for a source keyed by
 --                   text), event_key (every event's key as text), payload (as
---                   stored) and delivery. '[]' when no batch.
+--                   stored) and delivery. '[]' when no batch. Type text, not
+--                   json: PostgreSQL builds json 17 % dearer (event_json).
 --   previous_acked  whether the previous batch was acked: false when its
---                   lease was lost (taken over, the group reset or deleted),
---                   as consumer_ack's false; NULL when none was given.
+--                   lease was lost (taken over, or the group reset), as
+--                   consumer_ack's false; NULL when none was given.
+-- A previous batch of another group is refused (22023): a client that mixes
+-- its groups up must not ack one group's batch while reading another's.
 -- To fail a batch or some of its events, call consumer_ack (with the failed
 -- seqs) or consumer_fail, then consumer_next without a previous batch.
--- Called by: consumers; `tributary consume`, `tributary tail`.
+-- Called by: consumers; `tributary consume`.
 CREATE OR REPLACE FUNCTION tributary.consumer_next(p_group text, p_consumer text, p_max int DEFAULT 1000,
                                                     p_prev_batch_id bigint DEFAULT NULL,
                                                     p_prev_lease_token uuid DEFAULT NULL)
-RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events json, previous_acked boolean)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events text, previous_acked boolean)
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
@@ -42,10 +45,15 @@ BEGIN
         RAISE EXCEPTION 'name the previous batch by both its batch_id and its lease_token, or neither'
             USING ERRCODE = '22023';
     END IF;
+    v_group := tributary.group_by_name(p_group);
     IF p_prev_batch_id IS NOT NULL THEN
+        IF EXISTS (SELECT FROM tributary.consumer_batches b
+                    WHERE b.id = p_prev_batch_id AND b.lease_token = p_prev_lease_token AND b.group_id <> v_group.id) THEN
+            RAISE EXCEPTION 'batch % is not a batch of group ''%''', p_prev_batch_id, p_group USING ERRCODE = '22023',
+                HINT = 'Name as the previous batch one that consumer_next or consumer_read gave for this group.';
+        END IF;
         v_acked := tributary.consumer_ack(p_prev_batch_id, p_prev_lease_token);
     END IF;
-    v_group := tributary.group_by_name(p_group);
     IF p_consumer IS NULL OR p_consumer = '' THEN
         RAISE EXCEPTION 'name the consumer (any text that identifies it, e.g. host:pid)' USING ERRCODE = '22023';
     END IF;
@@ -71,5 +79,5 @@ BEGIN
             RETURN;
         END IF;
     END IF;
-    RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::json, v_acked;
+    RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::text, v_acked;
 END $$;

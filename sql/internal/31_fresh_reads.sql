@@ -139,10 +139,10 @@ BEGIN
 END $$;
 
 -- Step 3 of consumer_next: fresh events as one row, the events as one JSON
--- array (see event_json). No row: nothing fresh.
+-- array, as text (see event_json). No row: nothing fresh.
 -- Called by: consumer_next.
 CREATE OR REPLACE FUNCTION tributary.read_fresh_json(g tributary.consumer_groups, p_consumer text, p_max int)
-RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events json)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events text)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
@@ -154,7 +154,8 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT (v_lease.batch).id, (v_lease.batch).lease_token, 1,
-           json_agg(tributary.event_json(f.seq, s.name, f.event_id, f.event_key, f.payload, 1) ORDER BY f.tx_id, f.seq)
+           '[' || string_agg(tributary.event_json(f.seq, s.name, f.event_id, f.event_key, f.payload, 1), ','
+                             ORDER BY f.tx_id, f.seq) || ']'
       FROM tributary.fresh_events(g, v_lease.watermark, v_lease.sources, cardinality((v_lease.batch).seqs)) f
       JOIN tributary.sources s ON s.id = f.source_id;
 END $$;

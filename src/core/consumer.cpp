@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "idle_pause.h"
+#include "refused_settlement.h"
 #include "stale_session.h"
 
 namespace tributary {
@@ -121,42 +122,85 @@ void Consumer::work(Heartbeat& heartbeat, OutageLog& outages) {
     }
     IdlePause idle(options_.idle_min, options_.idle_max);
     IdlePause outage(options_.outage_min, options_.outage_max);
+    std::optional<PendingAck> pending;
     while (!stop_.stop_requested()) {
         const auto read_started = steady::now();
-        std::optional<LeasedBatch> batch;
+        NextBatch next;
         try {
-            batch = retry_stale_session([&] { return log->read(options_.consumer, options_.batch_size); });
+            next = this->next(*log, pending);
             outages.up();
             outage.reset();
         } catch (const GroupNotFound& e) {
             spdlog::error("{} {}", context_, e.what());
             fatal_ = true;
             stop_.request_stop();
-            return;
+            break;
         } catch (const DatabaseUnavailable& e) {
             outages.down(e.what());
-            stop_.wait_for(outage.next());
+            pause_after_error(outage, pending);
             continue;
         } catch (const std::exception& e) {
-            const auto pause = outage.next();
-            spdlog::error("{} read failed, retrying in {} ms: {}", context_, pause.count(), e.what());
-            stop_.wait_for(pause);
+            spdlog::error("{} read failed, retrying: {}", context_, e.what());
+            pause_after_error(outage, pending);
             continue;
         }
-        if (!batch) {
-            if (options_.until_idle) return;
+        if (pending) {
+            count(pending->batch, HandlerResult::success(),
+                  accepted(next.previous_acked.value_or(false), pending->earlier_try_failed, pending->batch,
+                           pending->lease));
+            pending.reset();
+        }
+        if (!next.batch) {
+            if (options_.until_idle) break;
             ports_.wakeup.wait(idle.next());
             continue;
         }
         idle.reset();
-        process(*log, heartbeat, outages, *batch, read_started);
+        // emplace: a heartbeat ticket moves, but is never assigned.
+        if (auto handled = process(*log, heartbeat, outages, std::move(*next.batch), read_started))
+            pending.emplace(std::move(*handled));
     }
+    // No more reads to carry it: the last ack goes on its own.
+    if (pending)
+        settle(*log, outages, pending->batch, HandlerResult::success(), pending->lease, pending->earlier_try_failed);
 }
 
-void Consumer::process(GroupLog& log, Heartbeat& heartbeat, OutageLog& outages, const LeasedBatch& batch,
-                       steady::time_point read_started) {
-    // Tracked until settled: an ack that waits for the database still holds the lease.
-    const auto lease = heartbeat.track(batch, read_started);
+NextBatch Consumer::next(GroupLog& log, std::optional<PendingAck>& pending) {
+    const LeasedBatch* previous = pending ? &pending->batch : nullptr;
+    return retry_stale_session([&] {
+        try {
+            return log.next(options_.consumer, options_.batch_size, previous);
+        } catch (const GroupNotFound&) {
+            throw;  // the whole call was undone: nothing to doubt
+        } catch (...) {
+            // A try that failed may have acked the batch (a reply lost after
+            // the commit, a reply the adapter could not read). Counting it
+            // as a doubt is safe for tries that certainly did nothing too:
+            // see judge_refusal.
+            if (pending) pending->earlier_try_failed = true;
+            throw;
+        }
+    });
+}
+
+void Consumer::pause_after_error(IdlePause& outage, std::optional<PendingAck>& pending) {
+    const auto pause = outage.next();
+    // As settle(): past its lease a batch is another consumer's to take
+    // over, and our ack must not count anyway.
+    if (pending && steady::now() + pause >= pending->lease.lease_ends()) {
+        ++counters_.batches_unsettled;
+        spdlog::error("{} batch={} could not ack before its lease ran out: it will be delivered again", context_,
+                      pending->batch.id);
+        pending.reset();
+    }
+    stop_.wait_for(pause);
+}
+
+std::optional<Consumer::PendingAck> Consumer::process(GroupLog& log, Heartbeat& heartbeat, OutageLog& outages,
+                                                      LeasedBatch batch, steady::time_point read_started) {
+    // Tracked until settled: an ack that waits for the database (or for the
+    // next read) still holds the lease.
+    auto lease = heartbeat.track(batch, read_started);
     spdlog::debug("{} batch={} delivery={} {} events, seq {}..{}", context_, batch.id, batch.delivery,
                   batch.events.size(), batch.events.empty() ? 0 : batch.events.front().seq,
                   batch.events.empty() ? 0 : batch.events.back().seq);
@@ -165,12 +209,14 @@ void Consumer::process(GroupLog& log, Heartbeat& heartbeat, OutageLog& outages, 
         ++counters_.batches_abandoned;
         spdlog::warn("{} batch={} abandoned at the shutdown timeout; it comes back after its lease", context_,
                      batch.id);
-        return;
+        return std::nullopt;
     }
     if (lease.lost())
         spdlog::info("{} batch={} finished after its lease was lost; settling anyway (the database decides)", context_,
                      batch.id);
+    if (result.outcome == HandlerResult::Outcome::success) return PendingAck{std::move(batch), std::move(lease)};
     settle(log, outages, batch, result, lease);
+    return std::nullopt;
 }
 
 HandlerResult Consumer::run_handler(const LeasedBatch& batch) {
@@ -183,16 +229,22 @@ HandlerResult Consumer::run_handler(const LeasedBatch& batch) {
 }
 
 void Consumer::settle(GroupLog& log, OutageLog& outages, const LeasedBatch& batch, const HandlerResult& result,
-                      const Heartbeat::Ticket& lease) {
+                      const Heartbeat::Ticket& lease, bool earlier_try_failed) {
     const bool success = result.outcome == HandlerResult::Outcome::success;
     const char* verb = success ? "ack" : "fail";
     IdlePause backoff(options_.outage_min, options_.outage_max);
     for (;;) {
         try {
-            const bool settled =
-                retry_stale_session([&] { return success ? log.ack(batch) : log.fail(batch, result.error); });
+            const bool answer = retry_stale_session([&] {
+                try {
+                    return success ? log.ack(batch) : log.fail(batch, result.error);
+                } catch (...) {
+                    earlier_try_failed = true;
+                    throw;
+                }
+            });
             outages.up();
-            count(batch, result, settled);
+            count(batch, result, accepted(answer, earlier_try_failed, batch, lease));
             return;
         } catch (const DatabaseUnavailable& e) {
             outages.down(e.what());
@@ -215,6 +267,17 @@ void Consumer::settle(GroupLog& log, OutageLog& outages, const LeasedBatch& batc
             return;
         }
     }
+}
+
+bool Consumer::accepted(bool answer, bool earlier_try_failed, const LeasedBatch& batch,
+                        const Heartbeat::Ticket& lease) {
+    if (answer) return true;
+    if (judge_refusal(earlier_try_failed, steady::now(), lease.lease_ends()) == Refusal::lost) return false;
+    spdlog::info(
+        "{} batch={} settlement refused after a try whose reply was lost; the lease still held, so that try "
+        "settled it",
+        context_, batch.id);
+    return true;
 }
 
 void Consumer::count(const LeasedBatch& batch, const HandlerResult& result, bool settled) {

@@ -3,11 +3,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "batch_handler.h"
 #include "group_log.h"
 #include "heartbeat.h"
+#include "idle_pause.h"
 #include "outage_log.h"
 #include "stop_signal.h"
 #include "wakeup.h"
@@ -51,6 +53,11 @@ struct ConsumerTotals {
 /// only after its handler succeeded; whatever is not acked comes back
 /// (failed: as retries; lost, abandoned or unsettled: after its lease).
 ///
+/// One round trip per batch: a batch handled well is acked by the call that
+/// leases the next (GroupLog::next); a failed one is failed on its own and
+/// the next call carries no ack. An ack still pending when a worker stops
+/// reading (a stop, the end of --until-idle, an error) is sent on its own.
+///
 /// A stop ends reading at once; batches in hand may finish and are then
 /// acked, for up to `shutdown_timeout`; the handlers still running then are
 /// abandoned. A database outage is logged once and retried.
@@ -76,12 +83,23 @@ private:
             batches_abandoned{0}, batches_unsettled{0};
     };
 
+    /// A batch its handler finished well, whose ack rides on the next read.
+    struct PendingAck {
+        LeasedBatch batch;
+        Heartbeat::Ticket lease;  ///< extended until the ack is settled
+        /// A call that carried the ack threw: it may have acked the batch.
+        bool earlier_try_failed = false;
+    };
+
     void work(Heartbeat& heartbeat, OutageLog& outages);
-    void process(GroupLog& log, Heartbeat& heartbeat, OutageLog& outages, const LeasedBatch& batch,
-                 std::chrono::steady_clock::time_point read_started);
+    NextBatch next(GroupLog& log, std::optional<PendingAck>& pending);
+    void pause_after_error(IdlePause& outage, std::optional<PendingAck>& pending);
+    std::optional<PendingAck> process(GroupLog& log, Heartbeat& heartbeat, OutageLog& outages, LeasedBatch batch,
+                                      std::chrono::steady_clock::time_point read_started);
     HandlerResult run_handler(const LeasedBatch& batch);
     void settle(GroupLog& log, OutageLog& outages, const LeasedBatch& batch, const HandlerResult& result,
-                const Heartbeat::Ticket& lease);
+                const Heartbeat::Ticket& lease, bool earlier_try_failed = false);
+    bool accepted(bool answer, bool earlier_try_failed, const LeasedBatch& batch, const Heartbeat::Ticket& lease);
     void count(const LeasedBatch& batch, const HandlerResult& result, bool settled);
     void wait_for_workers(std::atomic<int>& running, const StopSignal& settled);
     void report_progress(std::uint64_t& events_seen, std::chrono::steady_clock::time_point& last);

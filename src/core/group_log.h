@@ -18,11 +18,21 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// What `next` did: settled the batch it was given (or not) and leased the
+/// next one (or found nothing to do).
+struct NextBatch {
+    /// Whether the batch given to `next` was acked: false when its lease was
+    /// lost, as `ack`'s false; nothing when no batch was given.
+    std::optional<bool> previous_acked;
+    /// The batch leased, as `read` returns it.
+    std::optional<LeasedBatch> batch;
+};
+
 /// One consumer group's view of the log: batches leased to a consumer, then
 /// acked, failed or extended with the lease token. Each call is atomic on
 /// its own. Not thread-safe: one instance per thread (each has its own
 /// database session). Throws DatabaseUnavailable (errors.h) when the
-/// database is away, GroupNotFound from `read`, and other exceptions for
+/// database is away, GroupNotFound from `read` and `next`, and other exceptions for
 /// unexpected errors.
 class GroupLog {
 public:
@@ -32,6 +42,14 @@ public:
     /// an expired batch taken over, a due retry, or fresh events. Nothing
     /// when there is nothing to do now.
     virtual std::optional<LeasedBatch> read(const std::string& consumer, int max_events) = 0;
+
+    /// Acks `previous` when given, then leases the next batch as `read`
+    /// would, in one atomic step (one round trip per batch in the steady
+    /// state). When it throws, nothing happened, or everything did and the
+    /// reply was lost: retrying may then find `previous` acked already
+    /// (previous_acked false) and the batch leased by the lost try left to
+    /// its lease.
+    virtual NextBatch next(const std::string& consumer, int max_events, const LeasedBatch* previous) = 0;
 
     /// Acks the whole batch. False: the lease was lost (another consumer
     /// holds the batch now, or it is settled already); nothing changed.

@@ -20,7 +20,6 @@ struct LoggedEvent {
     /// The payload's JSON text as PostgreSQL returns it: passed on, never
     /// parsed or re-serialised by the core.
     std::string payload;
-    std::string loaded_at;  ///< as the database formats it; informational
 };
 
 /// A batch of a group's events leased to one consumer. Only the holder of

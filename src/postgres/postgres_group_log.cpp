@@ -1,5 +1,8 @@
 #include "postgres_group_log.h"
 
+#include <string_view>
+
+#include "batch_events_json.h"
 #include "optional_field.h"
 #include "postgres/statements.h"
 #include "sql_errors.h"
@@ -9,6 +12,7 @@ namespace tributary::postgres {
 namespace {
 
 constexpr const char* kRead = "tributary_consumer_read";
+constexpr const char* kNext = "tributary_consumer_next";
 constexpr const char* kAck = "tributary_consumer_ack";
 constexpr const char* kFail = "tributary_consumer_fail";
 constexpr const char* kExtend = "tributary_consumer_extend";
@@ -25,8 +29,33 @@ LeasedBatch to_batch(const pqxx::result& rows) {
     for (const auto& row : rows)
         batch.events.push_back(LoggedEvent{row[3].as<std::int64_t>(), row[4].as<std::string>(),
                                            optional_field<std::int64_t>(row[5]), row[6].as<std::string>(),
-                                           row[7].as<std::string>(), row[8].as<std::string>()});
+                                           row[7].as<std::string>()});
     return batch;
+}
+
+/// consumer_next's one row: batch_id, lease_token, delivery, events, previous_acked.
+NextBatch to_next(const pqxx::row& row) {
+    NextBatch next;
+    next.previous_acked = optional_field<bool>(row[4]);
+    if (row[0].is_null()) return next;
+    LeasedBatch batch;
+    batch.id = row[0].as<std::int64_t>();
+    batch.token = row[1].as<std::string>();
+    batch.delivery = row[2].as<int>();
+    batch.events = read_batch_events(std::string_view(row[3].c_str(), row[3].size()));
+    next.batch = std::move(batch);
+    return next;
+}
+
+/// A call's SQLSTATE P0002 as GroupNotFound.
+template <typename Call>
+auto naming_missing_group(Call&& call) -> decltype(call()) {
+    try {
+        return call();
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() == kNoDataFound) throw GroupNotFound(server_message(e));
+        throw;
+    }
 }
 
 }  // namespace
@@ -34,23 +63,33 @@ LeasedBatch to_batch(const pqxx::result& rows) {
 PostgresGroupLog::PostgresGroupLog(PostgresSession& session, std::string group)
     : session_(session), group_(std::move(group)) {
     session_.prepare(kRead, statements::group_log::read);
+    session_.prepare(kNext, statements::group_log::next);
     session_.prepare(kAck, statements::group_log::ack);
     session_.prepare(kFail, statements::group_log::fail);
     session_.prepare(kExtend, statements::group_log::extend);
 }
 
 std::optional<LeasedBatch> PostgresGroupLog::read(const std::string& consumer, int max_events) {
-    try {
+    return naming_missing_group([&] {
         return session_.run([&](pqxx::connection& c) -> std::optional<LeasedBatch> {
             pqxx::nontransaction tx(c);
             const auto rows = tx.exec_prepared(kRead, group_, consumer, max_events);
             if (rows.empty()) return std::nullopt;
             return to_batch(rows);
         });
-    } catch (const pqxx::sql_error& e) {
-        if (e.sqlstate() == kNoDataFound) throw GroupNotFound(server_message(e));
-        throw;
-    }
+    });
+}
+
+NextBatch PostgresGroupLog::next(const std::string& consumer, int max_events, const LeasedBatch* previous) {
+    const std::string previous_id = previous ? std::to_string(previous->id) : std::string();
+    const char* id = previous ? previous_id.c_str() : nullptr;  // NULL: no previous batch
+    const char* token = previous ? previous->token.c_str() : nullptr;
+    return naming_missing_group([&] {
+        return session_.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            return to_next(tx.exec_prepared(kNext, group_, consumer, max_events, id, token)[0]);
+        });
+    });
 }
 
 bool PostgresGroupLog::ack(const LeasedBatch& batch) {
@@ -97,6 +136,9 @@ public:
         : session_(conninfo), log_(session_, group) {}
     std::optional<LeasedBatch> read(const std::string& consumer, int max_events) override {
         return log_.read(consumer, max_events);
+    }
+    NextBatch next(const std::string& consumer, int max_events, const LeasedBatch* previous) override {
+        return log_.next(consumer, max_events, previous);
     }
     bool ack(const LeasedBatch& batch) override { return log_.ack(batch); }
     bool fail(const LeasedBatch& batch, const std::string& error) override { return log_.fail(batch, error); }

@@ -8,7 +8,7 @@
 namespace tributary::postgres {
 
 /// GroupLog over the SQL API of migrations/0002 and sql/api/
-/// (consumer_read, consumer_ack, consumer_fail, consumer_extend): every call is
+/// (consumer_read, consumer_next, consumer_ack, consumer_fail, consumer_extend): every call is
 /// one autocommit statement on the session's connection. Not thread-safe, as
 /// the session.
 class PostgresGroupLog : public GroupLog {
@@ -16,6 +16,7 @@ public:
     PostgresGroupLog(PostgresSession& session, std::string group);
 
     std::optional<LeasedBatch> read(const std::string& consumer, int max_events) override;
+    NextBatch next(const std::string& consumer, int max_events, const LeasedBatch* previous) override;
     bool ack(const LeasedBatch& batch) override;
     bool fail(const LeasedBatch& batch, const std::string& error) override;
     bool extend(std::int64_t batch_id, const std::string& token) override;

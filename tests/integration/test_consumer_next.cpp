@@ -487,10 +487,15 @@ TEST_CASE("consumer_next refuses late acks and wrong tokens, and bad arguments w
         CHECK(consumer.next(2, &batch).previous_acked == std::optional<bool>(true));
     }
 
+    SECTION("a batch of another group is refused (22023), and stays leased") {
+        db.exec("SELECT tributary.group_create('other', '>', 'beginning')");
+        Consumer other(db.url(), "other", "c");
+        CHECK(sqlstate_of([&] { other.next(2, &batch); }) == "22023");
+        CHECK(in_flight() == 1);
+        CHECK(consumer.next(2, &batch).previous_acked == std::optional<bool>(true));
+    }
+
     SECTION("a deleted group: the batch is gone with it, and the call says the group is unknown") {
-        // The SQL's comment on previous_acked lists "deleted" among the false
-        // cases; the group's lookup comes after the ack, so the caller sees
-        // P0002 instead, as consumer_read would.
         CHECK(db.scalar("SELECT tributary.group_delete('g')") == "t");
         CHECK(sqlstate_of([&] { consumer.next(2, &batch); }) == "P0002");
     }

@@ -14,7 +14,7 @@ void FakeGroupState::produce(int n) {
     for (int k = 0; k < n; ++k) {
         const auto i = ++last_seq;
         fresh.push_back(LoggedEvent{i, i % 2 ? "orders.eu" : "orders.us", i, std::to_string(i),
-                                    "{\"n\":" + std::to_string(i) + "}", ""});
+                                    "{\"n\":" + std::to_string(i) + "}"});
     }
 }
 
@@ -22,7 +22,7 @@ void FakeGroupState::produce_keyed(const std::vector<std::string>& keys) {
     std::lock_guard<std::mutex> guard(mutex);
     for (const auto& key : keys)
         fresh.push_back(
-            LoggedEvent{++last_seq, "stripe.events", std::nullopt, key, nlohmann::json{{"key", key}}.dump(), ""});
+            LoggedEvent{++last_seq, "stripe.events", std::nullopt, key, nlohmann::json{{"key", key}}.dump()});
 }
 
 std::vector<std::int64_t> FakeGroupState::acked() const {
@@ -56,6 +56,34 @@ std::optional<LeasedBatch> FakeGroupLog::read(const std::string&, int max_events
         --state_.failing_reads;
         throw DatabaseUnavailable("fake: database away");
     }
+    return lease_next(max_events);
+}
+
+NextBatch FakeGroupLog::next(const std::string&, int max_events, const LeasedBatch* previous) {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    ++state_.nexts;
+    if (previous) ++state_.nexts_with_ack;
+    // As one transaction: a missing group or a failure undoes the ack too.
+    if (state_.group_missing) throw GroupNotFound("fake: no consumer group named 'g'");
+    if (state_.failing_nexts > 0) {
+        --state_.failing_nexts;
+        throw DatabaseUnavailable("fake: database away");
+    }
+    if (previous && state_.failing_acks > 0) {
+        --state_.failing_acks;
+        throw DatabaseUnavailable("fake: connection lost");
+    }
+    NextBatch out;
+    if (previous) out.previous_acked = ack_locked(*previous);
+    out.batch = lease_next(max_events);
+    if (previous && state_.lost_ack_replies > 0) {
+        --state_.lost_ack_replies;
+        throw DatabaseUnavailable("fake: connection lost after the commit");
+    }
+    return out;
+}
+
+std::optional<LeasedBatch> FakeGroupLog::lease_next(int max_events) {
     const auto now = FakeGroupState::steady::now();
     for (auto& [id, batch] : state_.batches)
         if (batch.leased_until < now) {
@@ -85,6 +113,10 @@ bool FakeGroupLog::ack(const LeasedBatch& leased) {
         --state_.failing_acks;
         throw DatabaseUnavailable("fake: connection lost");
     }
+    return ack_locked(leased);
+}
+
+bool FakeGroupLog::ack_locked(const LeasedBatch& leased) {
     const auto found = state_.batches.find(leased.id);
     if (found == state_.batches.end() || found->second.token != leased.token) return false;
     if (found->second.leased_until < FakeGroupState::steady::now()) ++state_.expired_acks;

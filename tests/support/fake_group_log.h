@@ -54,23 +54,33 @@ struct FakeGroupState {
     std::vector<std::string> errors;  ///< of failed batches
     std::int64_t next_batch = 1;
     int next_token = 1;
-    // Faults: the next N calls throw DatabaseUnavailable.
-    int failing_reads = 0, failing_acks = 0;
+    // Faults: the next N calls throw DatabaseUnavailable. An ack riding on
+    // `next` is an ack: failing_acks fail the whole call, before it does
+    // anything, as failing_nexts fail any `next`.
+    int failing_reads = 0, failing_acks = 0, failing_nexts = 0;
+    /// The next N calls of `next` that carry an ack do their work, then
+    /// throw DatabaseUnavailable: a reply lost after the commit.
+    int lost_ack_replies = 0;
     bool group_missing = false;    ///< reads throw GroupNotFound
     bool failing_extends = false;  ///< every extend throws DatabaseUnavailable
     int reads = 0, extends = 0, acks = 0, fails = 0, expired_acks = 0;
+    int nexts = 0, nexts_with_ack = 0;
 };
 
 class FakeGroupLog : public GroupLog {
 public:
     explicit FakeGroupLog(FakeGroupState& state) : state_(state) {}
     std::optional<LeasedBatch> read(const std::string& consumer, int max_events) override;
+    NextBatch next(const std::string& consumer, int max_events, const LeasedBatch* previous) override;
     bool ack(const LeasedBatch& batch) override;
     bool fail(const LeasedBatch& batch, const std::string& error) override;
     bool extend(std::int64_t batch_id, const std::string& token) override;
 
 private:
     LeasedBatch lease(std::int64_t id, FakeGroupState::Batch& batch);
+    // The work of read and ack, under the state's lock.
+    std::optional<LeasedBatch> lease_next(int max_events);
+    bool ack_locked(const LeasedBatch& batch);
     FakeGroupState& state_;
 };
 

@@ -140,7 +140,8 @@ TEST_CASE("consumer: a stop ends reading; the batch in hand finishes and is acke
     CHECK(handler.calls == 1);
     CHECK(totals.batches_acked == 1);
     CHECK(rig.state.acked() == one_to(7));
-    CHECK(rig.state.reads == 1);
+    CHECK(rig.state.nexts == 1);
+    CHECK(rig.state.acks == 1);           // no more reads to carry it: acked on its own
     CHECK(rig.state.fresh.size() == 13);  // never read, never lost
 }
 
@@ -174,7 +175,7 @@ TEST_CASE("consumer: at the shutdown timeout the batches still in hand are aband
 TEST_CASE("consumer: a database outage on reads is waited out") {
     Rig rig;
     rig.state.produce(30);
-    rig.state.failing_reads = 5;
+    rig.state.failing_nexts = 5;
     FakeBatchHandler handler;
     const auto [totals, ok] = rig.run(handler);
     CHECK(ok);
@@ -191,7 +192,82 @@ TEST_CASE("consumer: an ack that fails on the database is retried, never dropped
     CHECK(sorted(rig.state.acked()) == one_to(14));
     CHECK(totals.batches_acked == 2);
     CHECK(totals.batches_unsettled == 0);
-    CHECK(rig.state.acks == 5);
+    CHECK(rig.state.nexts_with_ack == 5);  // 3 failed, then each batch's ack on the next read
+    CHECK(rig.state.acks == 0);
+}
+
+TEST_CASE("consumer: in the steady state each batch's ack rides on the read of the next, one call per batch") {
+    Rig rig;
+    rig.state.produce(50);
+    rig.options.concurrency = 1;
+    FakeBatchHandler handler;
+    const auto [totals, ok] = rig.run(handler);
+    CHECK(ok);
+    CHECK(sorted(rig.state.acked()) == one_to(50));
+    CHECK(totals.batches_acked == 8);
+    CHECK(rig.state.nexts == 9);  // 8 batches, then the empty read that acks the last
+    CHECK(rig.state.nexts_with_ack == 8);
+    CHECK(rig.state.reads + rig.state.acks == 0);
+}
+
+TEST_CASE("consumer: an ack whose reply was lost is retried; refused within the lease, it counts as acked") {
+    Rig rig;
+    rig.state.produce(14);
+    rig.options.concurrency = 1;
+    rig.state.lost_ack_replies = 1;  // batch 1's ack commits (and leases batch 2), the reply is lost
+    FakeBatchHandler handler;
+    const auto [totals, ok] = rig.run(handler);
+    CHECK(ok);
+    CHECK(handler.calls == 1);
+    CHECK(rig.state.nexts_with_ack == 2);   // the lost try, then its retry, refused
+    CHECK(rig.state.acked() == one_to(7));  // acked once
+    CHECK(totals.batches_acked == 1);
+    CHECK(totals.batches_lost == 0);
+    CHECK(rig.state.in_flight() == 1);  // batch 2, leased by the lost try: back after its lease
+}
+
+TEST_CASE("consumer: a pending ack that cannot reach the database before its lease ends is left unsettled") {
+    Rig rig;
+    rig.state.produce(3);
+    rig.state.lease = 100ms;
+    rig.options.lease = 100ms;
+    rig.options.concurrency = 1;
+    rig.options.until_idle = false;
+    rig.state.failing_extends = true;  // the lease runs out
+    rig.state.failing_acks = 1000000;  // and the ack never gets through
+    FakeBatchHandler handler([&](const LeasedBatch& batch, const StopSignal&) {
+        if (batch.delivery == 2) {  // taken over once the first delivery's ack was given up
+            std::lock_guard<std::mutex> guard(rig.state.mutex);
+            rig.state.failing_acks = 0;
+            rig.stop.request_stop();
+        }
+        return HandlerResult::success();
+    });
+    const auto [totals, ok] = rig.run(handler);
+    CHECK(ok);
+    CHECK(totals.batches_unsettled == 1);
+    CHECK(totals.batches_acked == 1);  // delivery 2, acked on its own at the stop
+    CHECK(rig.state.acks == 1);
+    CHECK(rig.state.acked() == one_to(3));
+}
+
+TEST_CASE("consumer: the heartbeat keeps the lease of a batch whose ack waits out an outage") {
+    Rig rig;
+    rig.state.produce(3);
+    rig.state.lease = 150ms;
+    rig.options.lease = 150ms;
+    rig.options.concurrency = 1;
+    rig.options.outage_min = 40ms;
+    rig.options.outage_max = 40ms;
+    rig.state.failing_acks = 10;  // about 200 ms of retries, past the first lease
+    FakeBatchHandler handler;
+    const auto [totals, ok] = rig.run(handler);
+    CHECK(ok);
+    CHECK(rig.state.extends >= 2);
+    CHECK(rig.state.expired_acks == 0);
+    CHECK(totals.batches_acked == 1);
+    CHECK(totals.batches_unsettled == 0);
+    CHECK(rig.state.acked() == one_to(3));
 }
 
 TEST_CASE("consumer: an ack refused because the lease went to another consumer counts as lost") {
@@ -223,6 +299,9 @@ TEST_CASE("consumer: a failed batch is failed with the handler's error, and its 
     CHECK(rig.state.errors[0] == "boom\nat line 3\n");
     CHECK(sorted(rig.state.acked()) == one_to(7));  // retried singly
     CHECK(totals.batches_acked == 7);
+    CHECK(rig.state.fails == 1);
+    CHECK(rig.state.nexts_with_ack == 7);  // the read after the failure carried no ack
+    CHECK(rig.state.nexts == 9);
 }
 
 TEST_CASE("consumer: a handler that throws fails its batch instead of the process") {
