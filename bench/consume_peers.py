@@ -8,7 +8,8 @@ SYSTEM, each drained by consumers that do nothing with the events:
     tributary-read-ack  tributary.consumer_read (one row per event), then consumer_ack: two calls per
                         batch. The groups must exist (the caller creates them from the beginning).
     tributary-next      tributary.consumer_next: one call per batch, acking the previous one; the batch
-                        arrives as one JSON column, decoded by psycopg.
+                        arrives as one JSON array, decoded with json.loads (by psycopg when the column
+                        is of type json, as in builds before the events became text).
     pgq                 PgQ, queue "bench", consumer GROUP (registered by the caller before the events
                         went in): one transaction per batch of finish_batch (the previous batch),
                         next_batch and get_batch_events, as consumer_next does in one call.
@@ -33,6 +34,7 @@ every batch held exactly BATCH events, no batch left).
 """
 import argparse
 import collections
+import json
 import multiprocessing
 import os
 import queue
@@ -90,6 +92,8 @@ def consume_tributary_next(conn, group, name, batch):
                 lost += 1
         if batch_id is None:
             return Drained(events, batches, lost)
+        if isinstance(events_json, str):  # events is text since the lead's c1bbc28 (json before): decode it here
+            events_json = json.loads(events_json)
         previous_id, previous_token, previous_events = batch_id, lease_token, len(events_json)
 
 
