@@ -54,17 +54,8 @@ BEGIN
         END IF;
         v_acked := tributary.consumer_ack(p_prev_batch_id, p_prev_lease_token);
     END IF;
-    IF p_consumer IS NULL OR p_consumer = '' THEN
-        RAISE EXCEPTION 'name the consumer (any text that identifies it, e.g. host:pid)' USING ERRCODE = '22023';
-    END IF;
-    IF p_max IS NULL OR p_max NOT BETWEEN 1 AND 100000 THEN
-        RAISE EXCEPTION 'invalid batch size %: use 1 to 100000', p_max USING ERRCODE = '22023';
-    END IF;
-
-    v_batch := tributary.take_over_expired(v_group, p_consumer);
-    IF v_batch.id IS NULL THEN
-        v_batch := tributary.deliver_due_retry(v_group, p_consumer);
-    END IF;
+    PERFORM tributary.check_read_arguments(p_consumer, p_max);
+    v_batch := tributary.lease_waiting(v_group, p_consumer);
     IF v_batch.id IS NOT NULL THEN
         RETURN QUERY SELECT v_batch.id, v_batch.lease_token, v_batch.delivery, tributary.batch_json(v_batch), v_acked;
         RETURN;

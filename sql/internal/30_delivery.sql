@@ -102,7 +102,7 @@ END $$;
 -- unless it was delivered max_deliveries times already: then its events are
 -- split into retries due now (a multi-event batch) or dead-lettered (a single
 -- event), and the next expired batch is tried. NULL: none expired.
--- Called by: consumer_read, consumer_next.
+-- Called by: lease_waiting.
 CREATE OR REPLACE FUNCTION tributary.take_over_expired(g tributary.consumer_groups, p_consumer text)
 RETURNS tributary.consumer_batches
 LANGUAGE plpgsql AS $$
@@ -136,7 +136,7 @@ END $$;
 -- Step 2 of a read: one retry that is due, delivered alone (its row moves into
 -- the batch while the batch holds it). In an ordered group only the oldest
 -- event of a source that has no batch in flight may go. NULL: none due.
--- Called by: consumer_read, consumer_next.
+-- Called by: lease_waiting.
 CREATE OR REPLACE FUNCTION tributary.deliver_due_retry(g tributary.consumer_groups, p_consumer text)
 RETURNS tributary.consumer_batches
 LANGUAGE plpgsql AS $$
@@ -161,6 +161,34 @@ BEGIN
     VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, v_retry.deliveries + 1,
             ARRAY[v_retry.seq], ARRAY[v_retry.source_id])
     RETURNING * INTO v_batch;
+    RETURN v_batch;
+END $$;
+
+-- The arguments every read takes, checked.
+-- Called by: consumer_read, consumer_next.
+CREATE OR REPLACE FUNCTION tributary.check_read_arguments(p_consumer text, p_max int) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p_consumer IS NULL OR p_consumer = '' THEN
+        RAISE EXCEPTION 'name the consumer (any text that identifies it, e.g. host:pid)' USING ERRCODE = '22023';
+    END IF;
+    IF p_max IS NULL OR p_max NOT BETWEEN 1 AND 100000 THEN
+        RAISE EXCEPTION 'invalid batch size %: use 1 to 100000', p_max USING ERRCODE = '22023';
+    END IF;
+END $$;
+
+-- Steps 1 and 2 of a read: a batch whose lease expired, taken over, or else
+-- one due retry. NULL: neither; the read takes fresh events (lease_fresh).
+-- Called by: consumer_read, consumer_next.
+CREATE OR REPLACE FUNCTION tributary.lease_waiting(g tributary.consumer_groups, p_consumer text)
+RETURNS tributary.consumer_batches
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_batch tributary.consumer_batches := tributary.take_over_expired(g, p_consumer);
+BEGIN
+    IF v_batch.id IS NULL THEN
+        v_batch := tributary.deliver_due_retry(g, p_consumer);
+    END IF;
     RETURN v_batch;
 END $$;
 
