@@ -1,24 +1,31 @@
 // tributary-bench-consume: drain consumer groups with the plain SQL API, as
 // any client would, and say how fast. The handler does nothing.
 //
-//   tributary-bench-consume URL BATCH CONSUMERS GROUP...
+//   tributary-bench-consume [--next] URL BATCH CONSUMERS GROUP...
 //
 // Starts CONSUMERS threads per GROUP, each with its own connection, each
-// looping consumer_read(GROUP, name, BATCH) then consumer_ack(batch, token)
-// until three reads in a row (10 ms apart) found nothing. Prints one line per
-// group:
+// looping until three reads in a row (10 ms apart) found nothing:
+//   default   consumer_read(GROUP, name, BATCH), one row per event, then
+//             consumer_ack(batch, token): two calls per batch.
+//   --next    consumer_next(GROUP, name, BATCH, previous batch, its token): one
+//             call per batch, which acks the previous one; the events arrive as
+//             one JSON array, parsed with nlohmann::json as a client would.
+// Prints one line per group:
 //   group=<name> consumers=<n> events=<acked> batches=<n> lost_acks=<n> seconds=<first read to last ack>
-// Exit 1 on a database error.
+// Exit 1 on a database error, 2 on bad usage.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 namespace {
@@ -31,52 +38,87 @@ struct Tally {
     long long batches = 0;
     long long lost_acks = 0;
     Clock::time_point last_ack{};
+
+    void acked(long long batch_events) {
+        std::lock_guard<std::mutex> lock(mutex);
+        events += batch_events;
+        ++batches;
+        last_ack = std::max(last_ack, Clock::now());
+    }
+    void lost() {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++lost_acks;
+    }
 };
 
-void consume(const std::string& url, const std::string& group, const std::string& name, int batch, Tally& tally,
-             std::atomic<bool>& failed) {
+// One consumer's loop: step() handles one batch and says whether it found any; three empty steps in a row end it.
+template <typename Step>
+void until_idle(Step step) {
+    int idle = 0;
+    while (idle < 3) {
+        if (step()) {
+            idle = 0;
+        } else {
+            ++idle;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+}
+
+// consumer_read + consumer_ack: the row-shaped API.
+void consume_rows(pqxx::connection& connection, const std::string& group, const std::string& name, int batch,
+                  Tally& tally) {
+    connection.prepare(
+        "read", "SELECT batch_id, lease_token::text, seq, payload::text FROM tributary.consumer_read($1, $2, $3)");
+    connection.prepare("ack", "SELECT tributary.consumer_ack($1, $2::uuid)");
+    until_idle([&] {
+        pqxx::nontransaction tx(connection);
+        const auto rows = tx.exec_prepared("read", group, name, batch);
+        if (rows.empty()) return false;
+        std::size_t bytes = 0;  // "handle" the events: touch every payload
+        for (const auto& row : rows) bytes += row[3].size();
+        if (bytes == 0) std::abort();
+        if (tx.exec_prepared("ack", rows[0][0].as<long long>(), rows[0][1].as<std::string>())[0][0].as<bool>())
+            tally.acked(static_cast<long long>(rows.size()));
+        else tally.lost();
+        return true;
+    });
+}
+
+// consumer_next: one call per batch, acking the previous one; the batch is one JSON array.
+void consume_next(pqxx::connection& connection, const std::string& group, const std::string& name, int batch,
+                  Tally& tally) {
+    connection.prepare("next",
+                       "SELECT batch_id, lease_token::text, events::text, previous_acked"
+                       " FROM tributary.consumer_next($1, $2, $3, $4, $5::uuid)");
+    std::optional<long long> previous_id;
+    std::optional<std::string> previous_token;
+    long long previous_events = 0;
+    until_idle([&] {
+        pqxx::nontransaction tx(connection);
+        const auto row = tx.exec_prepared1("next", group, name, batch, previous_id, previous_token);
+        if (previous_id) {
+            if (row[3].as<bool>()) tally.acked(previous_events);
+            else tally.lost();
+        }
+        if (row[0].is_null()) {
+            previous_id.reset();
+            previous_token.reset();
+            return false;
+        }
+        previous_id = row[0].as<long long>();
+        previous_token = row[1].as<std::string>();
+        previous_events = static_cast<long long>(nlohmann::json::parse(row[2].c_str()).size());
+        return true;
+    });
+}
+
+void consume(bool next, const std::string& url, const std::string& group, const std::string& name, int batch,
+             Tally& tally, std::atomic<bool>& failed) {
     try {
         pqxx::connection connection(url);
-        connection.prepare(
-            "read", "SELECT batch_id, lease_token::text, seq, payload::text FROM tributary.consumer_read($1, $2, $3)");
-        connection.prepare("ack", "SELECT tributary.consumer_ack($1, $2::uuid)");
-        int idle = 0;
-        while (idle < 3) {
-            long long id = 0;
-            std::string token;
-            std::size_t rows = 0;
-            {
-                pqxx::nontransaction tx(connection);
-                const auto result = tx.exec_prepared("read", group, name, batch);
-                rows = result.size();
-                if (rows > 0) {
-                    id = result[0][0].as<long long>();
-                    token = result[0][1].as<std::string>();
-                    std::size_t bytes = 0;  // "handle" the events: touch every payload
-                    for (const auto& row : result) bytes += row[3].size();
-                    if (bytes == 0) std::abort();
-                }
-            }
-            if (rows == 0) {
-                ++idle;
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-                continue;
-            }
-            idle = 0;
-            bool acked = false;
-            {
-                pqxx::nontransaction tx(connection);
-                acked = tx.exec_prepared("ack", id, token)[0][0].as<bool>();
-            }
-            std::lock_guard<std::mutex> lock(tally.mutex);
-            if (acked) {
-                tally.events += static_cast<long long>(rows);
-                ++tally.batches;
-                tally.last_ack = std::max(tally.last_ack, Clock::now());
-            } else {
-                ++tally.lost_acks;
-            }
-        }
+        if (next) consume_next(connection, group, name, batch, tally);
+        else consume_rows(connection, group, name, batch, tally);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "tributary-bench-consume: %s (%s): %s\n", group.c_str(), name.c_str(), e.what());
         failed = true;
@@ -86,8 +128,13 @@ void consume(const std::string& url, const std::string& group, const std::string
 }  // namespace
 
 int main(int argc, char** argv) {
+    const bool next = argc > 1 && std::strcmp(argv[1], "--next") == 0;
+    if (next) {
+        --argc;
+        ++argv;
+    }
     if (argc < 5) {
-        std::fprintf(stderr, "usage: tributary-bench-consume URL BATCH CONSUMERS GROUP...\n");
+        std::fprintf(stderr, "usage: tributary-bench-consume [--next] URL BATCH CONSUMERS GROUP...\n");
         return 2;
     }
     const std::string url = argv[1];
@@ -101,8 +148,8 @@ int main(int argc, char** argv) {
     std::vector<std::thread> threads;
     for (std::size_t g = 0; g < groups.size(); ++g)
         for (int c = 0; c < consumers; ++c)
-            threads.emplace_back(consume, url, groups[g], "bench-" + std::to_string(c), batch, std::ref(tallies[g]),
-                                 std::ref(failed));
+            threads.emplace_back(consume, next, url, groups[g], "bench-" + std::to_string(c), batch,
+                                 std::ref(tallies[g]), std::ref(failed));
     for (auto& t : threads) t.join();
 
     for (std::size_t g = 0; g < groups.size(); ++g) {

@@ -96,12 +96,12 @@ statements() {
                      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$1')"
 }
 
-# Waits until no backend of database DB is left (sessions end just after their client), and a
+# Waits until no backend of database DB is left but our own (sessions end just after their client), and a
 # moment more for the postmaster to reap them: only then is their CPU in cluster_cpu_s.
 wait_sessions_gone() {
   local i
   for ((i = 0; i < 50; i++)); do
-    [[ $(sql "$DB_URL" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$1'") == 0 ]] && break
+    [[ $(sql "$DB_URL" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$1' AND pid <> pg_backend_pid()") == 0 ]] && break
     sleep 0.1
   done
   sleep 0.2
