@@ -9,7 +9,10 @@
 //             consumer_ack(batch, token): two calls per batch.
 //   --next    consumer_next(GROUP, name, BATCH, previous batch, its token): one
 //             call per batch, which acks the previous one; the events arrive as
-//             one JSON array, parsed with nlohmann::json as a client would.
+//             one JSON array, read with the reader `tributary consume` uses
+//             (tributary::postgres::read_batch_events: one pass, payloads cut
+//             out as printed; nlohmann's DOM would cost a C++ client 0.2 s
+//             of CPU per 100 000 events, four times as much).
 // Prints one line per group:
 //   group=<name> consumers=<n> events=<acked> batches=<n> lost_acks=<n> seconds=<first read to last ack>
 // Exit 1 on a database error, 2 on bad usage.
@@ -22,11 +25,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
+
+#include "postgres/batch_events_json.h"
 
 namespace {
 
@@ -108,7 +113,8 @@ void consume_next(pqxx::connection& connection, const std::string& group, const 
         }
         previous_id = row[0].as<long long>();
         previous_token = row[1].as<std::string>();
-        previous_events = static_cast<long long>(nlohmann::json::parse(row[2].c_str()).size());
+        previous_events = static_cast<long long>(
+            tributary::postgres::read_batch_events(std::string_view(row[2].c_str(), row[2].size())).size());
         return true;
     });
 }
