@@ -48,7 +48,7 @@ SELECT '^' || string_agg(CASE t.segment WHEN '*' THEN '[^.]*' WHEN '>' THEN '.*'
 -- snapshot of the statement that calls it: a source and the events that
 -- reference it are then seen together. Callers wrap the call in a scalar
 -- subquery ((SELECT ...)::int[]), so it runs once per statement, not per event.
--- Called by: read_log, group_backlog.
+-- Called by: read_log.
 CREATE OR REPLACE FUNCTION tributary.matching_sources(p_pattern text) RETURNS int[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -61,7 +61,7 @@ END $$;
 -- the greatest id (a bit set: the source with that id matches; ids beyond
 -- the last bit match nothing): a consumer group keeps them and checks each
 -- event's source in constant time with get_bit. max(id) / 8 bytes.
--- Called by: lease_fresh.
+-- Called by: lease_fresh, group_backlog.
 CREATE OR REPLACE FUNCTION tributary.matching_source_bits(p_pattern text) RETURNS bit varying
 LANGUAGE sql STABLE AS $$
 SELECT coalesce(string_agg(CASE WHEN m.id IS NULL THEN '0' ELSE '1' END, '' ORDER BY i.id), '')::bit varying

@@ -10,12 +10,18 @@
 -- A group's backlog: events of its sources after its cursor, and the oldest
 -- loaded_at among them. Counting scans the backlog: cheap while consumers keep
 -- up. Without JIT, which costs more than the count on the large estimates
--- that a big backlog gives.
+-- that a big backlog gives. The group's sources as its reads keep them (one
+-- bit per source id, see lease_fresh), matched again only when a change to
+-- the sources cleared them: the change clears them in its own transaction,
+-- so a snapshot that sees a new source sees them cleared. '>': every source,
+-- nothing to check per event.
 -- Called by: the view group_status.
 CREATE OR REPLACE FUNCTION tributary.group_backlog(g tributary.consumer_groups, OUT events bigint, OUT oldest timestamptz)
 LANGUAGE sql STABLE SET jit = off
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 SELECT count(*), min(e.loaded_at)
-  FROM tributary.events e
+  FROM (SELECT CASE WHEN g.pattern <> '>'
+                    THEN coalesce(g.source_bits, tributary.matching_source_bits(g.pattern)) END AS bits) m,
+       tributary.events e
  WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
-   AND e.source_id = ANY ((SELECT tributary.matching_sources(g.pattern))::int[]) $$;
+   AND (m.bits IS NULL OR (e.source_id < length(m.bits) AND get_bit(m.bits, e.source_id) = 1)) $$;
