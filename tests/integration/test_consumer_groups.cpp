@@ -13,7 +13,6 @@
 #include <atomic>
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -21,6 +20,7 @@
 
 #include <pqxx/pqxx>
 
+#include "support/concurrent_consumers.h"
 #include "support/group_consumer.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
@@ -651,78 +651,30 @@ TEST_CASE("a source keyed by text: every read gives its key as event_key and a N
 
 TEST_CASE("four consumers and two loaders at once: every event acked exactly once, none skipped", "[consumer]") {
     TestDatabase db;
-    const int sources[] = {add_source(db, "one"), add_source(db, "two")};
-    db.exec("SELECT tributary.group_create('g')");
-    constexpr int kTransactions = 150;
-    constexpr int kPerTransaction = 20;
-    constexpr int kExpected = 2 * kTransactions * kPerTransaction;
-
-    std::mutex mutex;
-    std::vector<std::int64_t> acked;
-    std::vector<std::string> problems;
-    std::atomic<bool> stop{false};
-    const auto note = [&](const std::string& problem) {
-        std::lock_guard<std::mutex> lock(mutex);
-        problems.push_back(problem);
-    };
-
-    std::vector<std::thread> threads;
-    for (int l = 0; l < 2; ++l)
-        threads.emplace_back([&, l] {
-            try {
-                pqxx::connection connection(db.url());
-                std::mt19937 random(l);
-                for (int t = 0; t < kTransactions; ++t) {
-                    // Two halves with a pause between: the two loaders' transactions overlap
-                    // and commit out of seq order.
-                    pqxx::work tx(connection);
-                    insert_events(tx, sources[l], t * kPerTransaction + 1, kPerTransaction / 2);
-                    std::this_thread::sleep_for(std::chrono::microseconds(random() % 3000));
-                    insert_events(tx, sources[l], t * kPerTransaction + 1 + kPerTransaction / 2, kPerTransaction / 2);
-                    tx.commit();
+    ConcurrentTally tally;
+    run_two_loaders_four_consumers(
+        db,
+        [](Consumer& consumer, const std::atomic<bool>& stop, ConcurrentTally& tally) {
+            while (!stop) {
+                const auto batch = consumer.read(50);
+                if (batch.empty()) {
+                    std::this_thread::sleep_for(2ms);
+                    continue;
                 }
-            } catch (const std::exception& e) {
-                note(std::string("loader: ") + e.what());
+                if (batch.delivery != 1)
+                    tally.problem("delivery " + std::to_string(batch.delivery) + " without a failure");
+                if (!consumer.ack(batch)) tally.problem("ack refused for batch " + std::to_string(batch.id));
+                tally.acked(batch);
             }
-        });
-    for (int c = 0; c < 4; ++c)
-        threads.emplace_back([&, c] {
-            try {
-                Consumer consumer(db.url(), "g", "c" + std::to_string(c));
-                while (!stop) {
-                    const auto batch = consumer.read(50);
-                    if (batch.empty()) {
-                        std::this_thread::sleep_for(2ms);
-                        continue;
-                    }
-                    if (batch.delivery != 1) note("delivery " + std::to_string(batch.delivery) + " without a failure");
-                    if (!consumer.ack(batch)) note("ack refused for batch " + std::to_string(batch.id));
-                    std::lock_guard<std::mutex> lock(mutex);
-                    acked.insert(acked.end(), batch.seqs.begin(), batch.seqs.end());
-                }
-            } catch (const std::exception& e) {
-                note(std::string("consumer: ") + e.what());
-            }
-        });
+        },
+        tally);
 
-    const auto deadline = std::chrono::steady_clock::now() + 120s;
-    for (;;) {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            if (acked.size() >= static_cast<std::size_t>(kExpected) || !problems.empty()) break;
-        }
-        if (std::chrono::steady_clock::now() > deadline) break;
-        std::this_thread::sleep_for(20ms);
-    }
-    std::this_thread::sleep_for(200ms);  // anything more would be a duplicate
-    stop = true;
-    for (auto& t : threads) t.join();
-
-    for (const auto& p : problems) UNSCOPED_INFO(p);
-    CHECK(problems.empty());
+    for (const auto& p : tally.problems()) UNSCOPED_INFO(p);
+    CHECK(tally.problems().empty());
+    auto acked = tally.acked_seqs();
     std::sort(acked.begin(), acked.end());
     CHECK(std::adjacent_find(acked.begin(), acked.end()) == acked.end());  // no duplicates
-    CHECK(acked.size() == static_cast<std::size_t>(kExpected));
+    CHECK(acked.size() == static_cast<std::size_t>(kEventsLoaded));
     pqxx::connection connection(db.url());
     pqxx::nontransaction tx(connection);
     std::vector<std::int64_t> stored;
