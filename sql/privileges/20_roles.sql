@@ -1,4 +1,4 @@
--- The three group roles (NOLOGIN; `migrate` creates them when it may, and
+-- The five group roles (NOLOGIN; `migrate` creates them when it may, and
 -- `tributary grant ROLE USER` makes a login role a member) and exactly what
 -- each needs. A role that does not exist is skipped; `migrate` applies this
 -- again once it does.
@@ -10,6 +10,12 @@
 --                       outside its own group's batches (which the API does).
 --   tributary_admin     `source`, `group`, `dlq`, `status`: manages sources
 --                       (secrets included) and groups.
+--   tributary_receiver  `receive`: reads the pushed sources' names and how
+--                       they are authenticated (variable names, never
+--                       values), stores through receiver_store only.
+--   tributary_publisher applications: may call publish, which stores only to
+--                       a published source whose publishers include one of
+--                       the login role's roles; reads nothing.
 --
 -- The public functions the consumer and the admin call run as their owner
 -- (SECURITY DEFINER, sql/api/): these roles get EXECUTE on them, not the
@@ -100,5 +106,25 @@ BEGIN
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups)
             TO tributary_admin;
+    END IF;
+
+    IF to_regrole('tributary_receiver') IS NOT NULL THEN
+        -- From nothing, so that this file is the whole truth.
+        REVOKE ALL ON ALL TABLES IN SCHEMA tributary FROM tributary_receiver;
+        REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tributary FROM tributary_receiver;
+        GRANT USAGE ON SCHEMA tributary TO tributary_receiver;
+        GRANT SELECT ON tributary.schema_migrations, tributary.schema_definitions TO tributary_receiver;
+        -- Never url, headers or publishers.
+        GRANT SELECT (id, name, kind, enabled, reading, receiving) ON tributary.sources TO tributary_receiver;
+        GRANT EXECUTE ON FUNCTION tributary.receiver_store(int[], int[], text[], jsonb) TO tributary_receiver;
+    END IF;
+
+    IF to_regrole('tributary_publisher') IS NOT NULL THEN
+        -- From nothing, so that this file is the whole truth.
+        REVOKE ALL ON ALL TABLES IN SCHEMA tributary FROM tributary_publisher;
+        REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tributary FROM tributary_publisher;
+        GRANT USAGE ON SCHEMA tributary TO tributary_publisher;
+        GRANT EXECUTE ON FUNCTION tributary.publish(text, text, jsonb), tributary.publish(text, jsonb)
+            TO tributary_publisher;
     END IF;
 END $$;

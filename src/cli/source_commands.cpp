@@ -10,6 +10,8 @@
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
 #include "postgres/source_reading.h"
+#include "postgres/source_receiving.h"
+#include "push_flags.h"
 #include "reading_flags.h"
 #include "usage_error.h"
 
@@ -47,11 +49,39 @@ std::vector<std::string> redacted(const std::vector<std::string>& headers) {
     return out;
 }
 
+/// A pushed or published source in `source list`: no URL or timing; how it
+/// is authenticated (variable names only), keyed, or who may publish.
+nlohmann::json unasked_json(const postgres::SourceRecord& r) {
+    nlohmann::json j = {{"id", r.source.id},
+                        {"name", r.source.name},
+                        {"kind", postgres::kind_name(r.kind)},
+                        {"enabled", r.enabled}};
+    if (r.kind == postgres::SourceKind::published) j["publishers"] = r.publishers;
+    else if (!r.push.misconfigured.empty()) j["misconfigured"] = r.push.misconfigured;
+    else j["receiving"] = nlohmann::json::parse(postgres::receiving_json(r.push));
+    return j;
+}
+
+std::string unasked_line(const postgres::SourceRecord& r) {
+    std::string line = r.source.name + (r.enabled ? "" : " (paused)") + "  " + postgres::kind_name(r.kind);
+    if (r.kind == postgres::SourceKind::published) {
+        line += "  publishers=";
+        for (std::size_t i = 0; i < r.publishers.size(); ++i) line += (i ? "," : "") + r.publishers[i];
+        return line;
+    }
+    if (!r.push.misconfigured.empty()) return line + "  misconfigured: " + r.push.misconfigured;
+    line += "  auth=" + r.push.auth.name + (r.push.auth.variable.empty() ? "" : " (" + r.push.auth.variable + ")");
+    line += "  key=";
+    for (std::size_t i = 0; i < r.push.key.size(); ++i) line += (i ? "," : "") + r.push.key[i];
+    return line + " key-header=" + r.push.key_header + " max-body=" + std::to_string(r.push.max_body_bytes);
+}
+
 void print_sources(const std::vector<postgres::SourceRecord>& records, bool json) {
     if (json) {
         auto all = nlohmann::json::array();
         for (const auto& r : records)
-            all.push_back({{"id", r.source.id},
+            if (r.kind != postgres::SourceKind::pulled) all.push_back(unasked_json(r));
+            else all.push_back({{"id", r.source.id},
                            {"name", r.source.name},
                            {"url", shown_url(r.source.endpoint.url)},
                            {"headers", redacted(r.source.endpoint.headers)},
@@ -65,7 +95,8 @@ void print_sources(const std::vector<postgres::SourceRecord>& records, bool json
         return;
     }
     for (const auto& r : records)
-        std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << shown_url(r.source.endpoint.url)
+        if (r.kind != postgres::SourceKind::pulled) std::cout << unasked_line(r) << "\n";
+        else std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << shown_url(r.source.endpoint.url)
                   << "  interval=" << r.source.interval.count() << "ms batch=" << r.source.batch_size
                   << " timeout=" << r.source.endpoint.timeout.count() << "ms"
                   << (r.source.keyed_by_id() ? "" : std::string(" paginate=") + to_string(r.source.paging.style))
@@ -105,10 +136,10 @@ void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& act
     auto* source = app.add_subcommand("source", "Register and manage sources");
     source->require_subcommand(1);
 
-    auto* add = source->add_subcommand("add", "Register an HTTP source");
+    auto* add = source->add_subcommand("add", "Register a source: asked over HTTP (--url), pushed or published");
     auto spec = std::make_shared<postgres::SourceSpec>();
     add->add_option("NAME", spec->name, "unique name, e.g. orders.eu ([A-Za-z0-9._-]{1,100})")->required();
-    add->add_option("--url", spec->url, "events endpoint; after_id and limit are appended")->required();
+    add->add_option("--url", spec->url, "events endpoint; after_id and limit are appended");
     add->add_option("--interval-ms", spec->interval_ms, "minimum pause between two requests")
         ->capture_default_str()
         ->check(decimal_in(1, 86400000));
@@ -124,8 +155,20 @@ void add_source_commands(CLI::App& app, const GlobalOptions& global, Action& act
         ->check(decimal_in(1, 3600000));
     auto reading = std::make_shared<ReadingFlags>();
     reading->declare(*add);
-    add->callback([&global, &action, spec, reading] {
-        action = [&global, spec, reading] {
+    auto push = std::make_shared<PushFlags>();
+    push->declare(*add);
+    add->callback([&global, &action, spec, reading, push, add] {
+        action = [&global, spec, reading, push, add] {
+            if (push->any()) {
+                push->apply_to(*spec, reading->keys, *add);
+                check_name(spec->name);
+                return with_registry(global, [&](postgres::PostgresSourceRegistry& r) {
+                    const int id = r.add(*spec);
+                    std::cout << "added " << (push->push ? "pushed" : "published") << " source " << spec->name
+                              << " (id " << id << ")\n";
+                });
+            }
+            if (spec->url.empty()) throw UsageError("source add needs --url URL, --push or --published");
             reading->apply_to(*spec);
             if (spec->after_id != 0 && spec->paging.style != PagingStyle::after_id)
                 throw UsageError("--after-id is for --paginate after-id; other styles start at --start");

@@ -15,7 +15,15 @@ namespace tributary::cli {
 
 namespace {
 
-std::string state_of(const postgres::SourceStatus& s) { return s.enabled ? s.state : "paused"; }
+/// A pushed or published source has no gate: it is pushed, published or paused.
+std::string state_of(const postgres::SourceStatus& s) {
+    if (!s.enabled) return "paused";
+    if (s.kind == postgres::SourceKind::pushed) return "pushed";
+    if (s.kind == postgres::SourceKind::published) return "published";
+    return s.state;
+}
+
+bool pulled(const postgres::SourceStatus& s) { return s.kind == postgres::SourceKind::pulled; }
 
 /// "0.2s ago", "3m ago", "-"
 std::string ago(const std::optional<double>& seconds) {
@@ -78,8 +86,14 @@ nlohmann::json rewind_json(const postgres::SourceStatus& s) {
 
 void print_json(const std::vector<postgres::SourceStatus>& rows) {
     auto all = nlohmann::json::array();
-    for (const auto& s : rows)
+    for (const auto& s : rows) {
+        if (!pulled(s)) {
+            // Nobody asks it: no cursor, counts or errors of requests.
+            all.push_back({{"name", s.name}, {"kind", postgres::kind_name(s.kind)}, {"state", state_of(s)}});
+            continue;
+        }
         all.push_back({{"name", s.name},
+                       {"kind", postgres::kind_name(s.kind)},
                        {"state", state_of(s)},
                        {"paginate", s.paging},
                        {"cursor", s.position ? nlohmann::json(cursor_text(s, 8192)) : nlohmann::json(s.cursor)},
@@ -94,6 +108,7 @@ void print_json(const std::vector<postgres::SourceStatus>& rows) {
                        {"last_error", s.last_error ? nlohmann::json(*s.last_error) : nlohmann::json()},
                        {"seconds_since_last_error", optional_json(s.seconds_since_error)},
                        {"locked_by", holder_json(s.locked_by)}});
+    }
     // Hostile sources put arbitrary bytes into error texts; never fail on them.
     std::cout << all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
@@ -107,6 +122,10 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
     std::vector<Row> table{
         {"SOURCE", "STATE", "CURSOR", "STORED", "LAG", "LAST FETCH", "LAST OK", "NEXT", "LAST ERROR"}};
     for (const auto& s : rows) {
+        if (!pulled(s)) {
+            table.push_back({s.name, state_of(s), "-", "-", "-", "-", "-", "-", "-"});
+            continue;
+        }
         std::string error = "-";
         if (s.last_error) error = "(" + ago(s.seconds_since_error) + ") " + *s.last_error;
         table.push_back({s.name, state_of(s), cursor_text(s, 40), std::to_string(s.events_stored),

@@ -7,6 +7,7 @@
 #include "optional_field.h"
 #include "postgres/statements.h"
 #include "source_reading.h"
+#include "source_receiving.h"
 #include "sql_errors.h"
 
 namespace tributary::postgres {
@@ -35,7 +36,30 @@ std::string join_lines(const std::vector<std::string>& lines) {
     return text;
 }
 
-SourceRecord to_record(const pqxx::row& row) {
+SourceKind kind_named(const std::string& name) {
+    if (name == "push") return SourceKind::pushed;
+    if (name == "published") return SourceKind::published;
+    return SourceKind::pulled;
+}
+
+/// A pushed source's receiving, from list.sql's columns 9-11.
+void read_push_columns(const pqxx::row& row, SourceRecord& record) {
+    record.kind = kind_named(row[9].as<std::string>());
+    record.publishers = split_lines(row[11].as<std::string>());
+    if (record.kind != SourceKind::pushed) return;
+    record.push.id = record.source.id;
+    record.push.name = record.source.name;
+    record.push.enabled = record.enabled;
+    try {
+        read_receiving_json(row[10].as<std::string>(), record.push);
+    } catch (const std::exception& e) {
+        record.push.misconfigured = e.what();
+    }
+}
+
+/// A source from schedule.sql's or list.sql's columns; list.sql's also have
+/// the kind and how an unasked source is received (`with_kind`).
+SourceRecord to_record(const pqxx::row& row, bool with_kind = false) {
     SourceRecord record;
     Source& s = record.source;
     s.id = row[0].as<int>();
@@ -51,10 +75,20 @@ SourceRecord to_record(const pqxx::row& row) {
     } catch (const std::exception& e) {
         s.misconfigured = e.what();
     }
+    if (with_kind) read_push_columns(row, record);
     return record;
 }
 
 }  // namespace
+
+const char* kind_name(SourceKind kind) {
+    switch (kind) {
+        case SourceKind::pulled: return "http";
+        case SourceKind::pushed: return "push";
+        case SourceKind::published: return "published";
+    }
+    return "http";
+}
 
 PostgresSourceRegistry::PostgresSourceRegistry(PostgresSession& session) : session_(session) {
     session_.prepare(kSchedule, sql::schedule);
@@ -104,13 +138,20 @@ int PostgresSourceRegistry::add(const SourceSpec& spec) {
         pqxx::work tx(c);
         const auto existing = tx.exec_params(sql::exists, spec.name);
         if (!existing.empty()) throw NameError("a source named '" + spec.name + "' exists already");
+        const bool pulled = spec.kind == SourceKind::pulled;
         const int id =
-            tx.exec_params1(sql::add_source, spec.name, spec.url, join_lines(spec.headers), spec.interval_ms,
-                            spec.batch_size, spec.timeout_ms, reading_json(spec.layout, spec.paging, spec.auth))[0]
+            tx.exec_params1(sql::add_source, kind_name(spec.kind), spec.name, pulled ? spec.url.c_str() : nullptr,
+                            join_lines(spec.headers), spec.interval_ms, spec.batch_size, spec.timeout_ms,
+                            pulled ? reading_json(spec.layout, spec.paging, spec.auth) : "{}",
+                            spec.kind == SourceKind::pushed ? receiving_json(spec.push) : "{}",
+                            join_lines(spec.publishers))[0]
                 .as<int>();
-        const bool by_id = spec.paging.style == PagingStyle::after_id;
-        tx.exec_params(sql::add_cursor, id, by_id ? spec.after_id : 0, by_id ? nullptr : spec.start.c_str());
-        tx.exec_params(sql::add_gate, id);
+        // Only a loader asks a source: the others have no cursor and no gate.
+        if (pulled) {
+            const bool by_id = spec.paging.style == PagingStyle::after_id;
+            tx.exec_params(sql::add_cursor, id, by_id ? spec.after_id : 0, by_id ? nullptr : spec.start.c_str());
+            tx.exec_params(sql::add_gate, id);
+        }
         tell_loaders(tx);
         tx.commit();
         return id;
@@ -121,7 +162,7 @@ std::vector<SourceRecord> PostgresSourceRegistry::list() {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
         std::vector<SourceRecord> records;
-        for (const auto& row : tx.exec(sql::list)) records.push_back(to_record(row));
+        for (const auto& row : tx.exec(sql::list)) records.push_back(to_record(row, true));
         return records;
     });
 }
@@ -130,7 +171,13 @@ std::string PostgresSourceRegistry::rewind(const std::string& name, const std::s
     return session_.run([&](pqxx::connection& c) {
         pqxx::work tx(c);
         const auto found = tx.exec_params(sql::lock_cursor, name);
-        if (found.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
+        if (found.empty()) {
+            const auto kind = tx.exec_params(sql::kind, name);
+            if (kind.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
+            throw InvalidRequest("source '" + name + "' is " +
+                                 (kind[0][0].as<std::string>() == "push" ? "pushed" : "published") +
+                                 ": it has no cursor to rewind (its events are kept by key)");
+        }
         const auto& row = found[0];
         const int id = row[0].as<int>();
         std::string from;
@@ -172,7 +219,9 @@ void PostgresSourceRegistry::remove(const std::string& name) {
         const auto found = tx.exec_params(sql::lock_for_removal, name);
         if (found.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
         const auto id = found[0][0].as<int>();
-        const auto stored = found[0][1].as<std::int64_t>();
+        // Pushed and published sources count nothing: the trigger
+        // sources_keep_events refuses them if they have events.
+        const auto stored = found[0][1].as<std::int64_t>(0);
         if (stored > 0)
             throw std::runtime_error("source '" + name + "' has " + std::to_string(stored) +
                                      " stored events, and tributary never deletes events: use `tributary source "
@@ -193,6 +242,11 @@ std::vector<SourceStatus> PostgresSourceRegistry::status() {
             SourceStatus st;
             st.name = row[0].as<std::string>();
             st.enabled = row[1].as<bool>();
+            st.kind = kind_named(row[24].as<std::string>());
+            if (st.kind != SourceKind::pulled) {
+                result.push_back(std::move(st));
+                continue;
+            }
             st.state = row[2].as<std::string>();
             st.cursor = row[3].as<std::int64_t>();
             st.events_stored = row[4].as<std::int64_t>();

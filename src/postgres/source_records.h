@@ -7,11 +7,18 @@
 
 #include "core/lock_holder.h"
 #include "core/source.h"
+#include "webhook/pushed_source.h"
 
 namespace tributary::postgres {
 
+/// The kinds of source (migration 0012): asked by a loader, pushed to
+/// `tributary receive`, published from SQL. As `tributary.sources.kind` names them.
+enum class SourceKind { pulled, pushed, published };
+const char* kind_name(SourceKind kind);  ///< "http", "push", "published"
+
 /// A source as `source add` registers it.
 struct SourceSpec {
+    SourceKind kind = SourceKind::pulled;
     std::string name;
     std::string url;
     std::vector<std::string> headers;
@@ -24,16 +31,26 @@ struct SourceSpec {
     EnvAuth auth;
     /// Keyed by text: the initial position ("" = the start).
     std::string start;
+    /// Pushed: how requests are authenticated and keyed (name and id unused).
+    webhook::PushedSource push;
+    /// Published: the roles whose members may publish to it.
+    std::vector<std::string> publishers;
 };
 
-/// A registered source with its switch.
+/// A registered source with its switch. `source` holds a pulled source's
+/// reading, `push` a pushed one's receiving.
 struct SourceRecord {
+    SourceKind kind = SourceKind::pulled;
     Source source;
     bool enabled = true;
+    webhook::PushedSource push;
+    std::vector<std::string> publishers;
 };
 
-/// One row of `status`.
+/// One row of `status`. A pushed or published source has a name, a kind
+/// and its switch only: nobody asks it, so it has no gate or cursor.
 struct SourceStatus {
+    SourceKind kind = SourceKind::pulled;
     std::string name;
     bool enabled = true;
     std::string state;  ///< ok | transient | throttled | failing

@@ -137,7 +137,7 @@ TEST_CASE("each role does its job and nothing else", "[roles]") {
 
 TEST_CASE("grant refuses an unknown role name, and a user that does not exist", "[roles]") {
     TestDatabase db;
-    CHECK_THAT(run_tributary(db.url(), {"grant", "publisher", "someone"}, 2).err, Catch::Contains("loader, consumer"));
+    CHECK_THAT(run_tributary(db.url(), {"grant", "janitor", "someone"}, 2).err, Catch::Contains("loader, consumer"));
     CHECK_THAT(run_tributary(db.url(), {"grant", "loader", "no_such_user_here"}, 1).err,
                Catch::Contains("no_such_user_here does not exist"));
 }
@@ -159,7 +159,7 @@ TEST_CASE("a migrating owner without CREATEROLE migrates, and grants to the role
 TEST_CASE("migrate grants again when the group roles changed since the definitions were applied", "[roles]") {
     TestDatabase db;
     CHECK(db.scalar("SELECT roles FROM tributary.schema_definitions") ==
-          "tributary_admin,tributary_consumer,tributary_loader");
+          "tributary_admin,tributary_consumer,tributary_loader,tributary_publisher,tributary_receiver");
     CHECK(postgres::Migrator(db.url()).migrate().empty());
     // As if the roles had been created by hand after a migrate without CREATEROLE.
     db.exec("UPDATE tributary.schema_definitions SET roles = ''");

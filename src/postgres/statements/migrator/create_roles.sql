@@ -10,7 +10,8 @@ BEGIN
     IF NOT (SELECT r.rolcreaterole OR r.rolsuper FROM pg_roles r WHERE r.rolname = current_user) THEN
         RETURN;
     END IF;
-    FOREACH v_role IN ARRAY ARRAY['tributary_loader', 'tributary_consumer', 'tributary_admin'] LOOP
+    FOREACH v_role IN ARRAY ARRAY['tributary_loader', 'tributary_consumer', 'tributary_admin', 'tributary_receiver',
+                                'tributary_publisher'] LOOP
         IF to_regrole(v_role) IS NULL THEN
             BEGIN
                 EXECUTE format('CREATE ROLE %I NOLOGIN', v_role);

@@ -1,0 +1,122 @@
+-- Publishing events from SQL: the transactional outbox.
+--
+-- Public API (sql/api/): what users and consumers call. Errors a caller can
+-- fix carry SQLSTATE 22023 (bad argument) or 42501 (not allowed).
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): a caller
+-- needs EXECUTE on them (tributary_publisher, sql/privileges/), not the
+-- tables behind them.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+--
+-- Call publish in the application's own transaction, next to the business
+-- change: the event is stored if and only if that transaction commits, and
+-- consumers see it only after the commit (their watermark, docs/design.md
+-- §7). A key already stored in the source stores nothing: publishing again
+-- after a retry, or from two transactions at once, is harmless (the second
+-- waits for the first to commit or roll back, then stores nothing or
+-- stores). Consumers are woken at the commit (NOTIFY on tributary_events,
+-- sent only if the transaction commits).
+
+-- The source p_source, if it is a published source the session may publish
+-- to, locked against its removal until this transaction ends (KEY SHARE:
+-- pause and other edits are not held up). Who may: a member of one of the
+-- roles in its publishers (`source add --published --publisher ROLE`).
+-- Checked against session_user, the login role: a SECURITY DEFINER
+-- function cannot see a role taken with SET ROLE. An unknown source and a
+-- forbidden one get the same error, so that names cannot be probed.
+-- Internal: called by the publish functions below.
+CREATE OR REPLACE FUNCTION tributary.publishing_source(p_source text) RETURNS int
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_source tributary.sources;
+BEGIN
+    SELECT * INTO v_source FROM tributary.sources s WHERE s.name = p_source AND s.kind = 'published' FOR KEY SHARE;
+    IF NOT FOUND OR NOT EXISTS (SELECT FROM unnest(v_source.publishers) r
+                                 WHERE to_regrole(r) IS NOT NULL AND pg_has_role(session_user, r, 'MEMBER')) THEN
+        RAISE EXCEPTION 'no published source "%" that % may publish to', p_source, session_user
+            USING ERRCODE = '42501',
+                  HINT = 'Add it with `tributary source add NAME --published --publisher ROLE`, '
+                         'and make the login role a member of ROLE.';
+    END IF;
+    IF NOT v_source.enabled THEN
+        RAISE EXCEPTION 'published source "%" is paused', p_source USING ERRCODE = '55000',
+            HINT = 'tributary source resume ' || p_source;
+    END IF;
+    RETURN v_source.id;
+END $$;
+
+-- Publishes one event: p_payload under p_key (1 to 1024 bytes:
+-- the same limit as a pulled key). true: stored; false: the source had the
+-- key already (nothing stored).
+-- Called by: applications, in their own transactions.
+CREATE OR REPLACE FUNCTION tributary.publish(p_source text, p_key text, p_payload jsonb)
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_source int := tributary.publishing_source(p_source);
+BEGIN
+    PERFORM tributary.check_published(p_key, p_payload);
+    INSERT INTO tributary.events (source_id, event_key, payload) VALUES (v_source, p_key, p_payload)
+        ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_notify('tributary_events', p_source);
+    RETURN true;
+END $$;
+
+-- Publishes many events at once: p_events is a JSON array of objects
+-- {"key": text, "payload": any JSON}, stored in array order. Returns how
+-- many were stored (keys the source had already, or that came earlier in
+-- the array, store nothing). All or nothing: one bad element refuses the
+-- whole call.
+-- Called by: applications, in their own transactions.
+CREATE OR REPLACE FUNCTION tributary.publish(p_source text, p_events jsonb)
+RETURNS bigint
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_source int := tributary.publishing_source(p_source);
+    v_stored bigint;
+    v_bad bigint;
+BEGIN
+    IF jsonb_typeof(p_events) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION 'p_events must be a JSON array of {"key": ..., "payload": ...}' USING ERRCODE = '22023';
+    END IF;
+    SELECT e.n INTO v_bad FROM jsonb_array_elements(p_events) WITH ORDINALITY AS e(value, n)
+     WHERE jsonb_typeof(e.value) <> 'object' OR jsonb_typeof(e.value->'key') IS DISTINCT FROM 'string'
+           OR NOT e.value ? 'payload'
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'element % of p_events is not {"key": "...", "payload": ...}', v_bad USING ERRCODE = '22023';
+    END IF;
+    PERFORM tributary.check_published(e->>'key', e->'payload') FROM jsonb_array_elements(p_events) e;
+    INSERT INTO tributary.events (source_id, event_key, payload)
+    SELECT v_source, e.value->>'key', e.value->'payload'
+      FROM jsonb_array_elements(p_events) WITH ORDINALITY AS e(value, n)
+     ORDER BY e.n
+        ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING;
+    GET DIAGNOSTICS v_stored = ROW_COUNT;
+    IF v_stored > 0 THEN
+        PERFORM pg_notify('tributary_events', p_source);
+    END IF;
+    RETURN v_stored;
+END $$;
+
+-- Refuses a key or payload that publish cannot store (22023, saying which).
+-- Internal: called by the publish functions above.
+CREATE OR REPLACE FUNCTION tributary.check_published(p_key text, p_payload jsonb) RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF p_key IS NULL OR p_key = '' OR octet_length(p_key) > 1024 THEN
+        RAISE EXCEPTION 'an event key must be 1 to 1024 bytes, got %',
+            CASE WHEN p_key IS NULL THEN 'none' ELSE octet_length(p_key) || ' bytes' END
+            USING ERRCODE = '22023';
+    END IF;
+    IF p_payload IS NULL THEN
+        RAISE EXCEPTION 'the event keyed "%" has no payload', p_key USING ERRCODE = '22023';
+    END IF;
+END $$;

@@ -1,0 +1,72 @@
+-- Storing what senders pushed: the receiver's one statement per commit.
+--
+-- Internal (sql/internal/): called by `tributary receive` only
+-- (src/postgres/postgres_pushed_events.cpp); only tributary_receiver may
+-- execute it (sql/privileges/20_roles.sql). Unlike the loader's functions it
+-- runs as its owner (SECURITY DEFINER; search_path pinned): the receiver
+-- needs no privilege on the tables, and cannot write outside pushed sources.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- Stores the events of many requests in one transaction (a group commit):
+-- event i belongs to request p_requests[i], of source p_sources[i], with key
+-- p_keys[i] and payload p_payloads->i; requests are numbered from 1 in the
+-- order they were received, their events in order. Returns one row per
+-- request: how many of its events were stored (a key its source had
+-- already, or that an earlier event of this call had, stores nothing), or
+-- NULL when its source is no longer an enabled pushed source (removed,
+-- paused, changed): nothing of it stored.
+-- The sources are locked against their removal until the commit (KEY
+-- SHARE), so no event outlives its source's row. Consumers are woken at the
+-- commit (NOTIFY on tributary_events with each source's name).
+CREATE OR REPLACE FUNCTION tributary.receiver_store(p_requests int[], p_sources int[], p_keys text[],
+                                                    p_payloads jsonb)
+RETURNS TABLE (request int, stored bigint)
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    v_accepting int[];
+BEGIN
+    IF cardinality(p_requests) IS DISTINCT FROM cardinality(p_sources)
+       OR cardinality(p_requests) IS DISTINCT FROM cardinality(p_keys)
+       OR cardinality(p_requests) IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
+        RAISE EXCEPTION 'receiver_store: arrays of different lengths' USING ERRCODE = '22023';
+    END IF;
+    SELECT coalesce(array_agg(s.id ORDER BY s.id), '{}') INTO v_accepting
+      FROM (SELECT s.id FROM tributary.sources s
+             WHERE s.id IN (SELECT DISTINCT unnest(p_sources)) AND s.kind = 'push' AND s.enabled
+             ORDER BY s.id
+               FOR KEY SHARE) s;
+    RETURN QUERY
+    WITH input AS (
+        SELECT i.request, i.source_id, i.key, i.payload, i.n
+          FROM ROWS FROM (unnest(p_requests), unnest(p_sources), unnest(p_keys), jsonb_array_elements(p_payloads))
+               WITH ORDINALITY AS i(request, source_id, key, payload, n)
+    ), inserted AS (
+        INSERT INTO tributary.events (source_id, event_key, payload)
+        SELECT i.source_id, i.key, i.payload FROM input i
+         WHERE i.source_id = ANY (v_accepting)
+         ORDER BY i.n
+            ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
+        RETURNING source_id, event_key
+    ), firsts AS (
+        -- A key twice in one call is stored once, for its first request.
+        SELECT DISTINCT ON (i.source_id, i.key) i.source_id, i.key, i.request
+          FROM input i
+         ORDER BY i.source_id, i.key, i.n
+    ), credited AS (
+        SELECT f.request, count(*) AS n
+          FROM inserted e JOIN firsts f ON f.source_id = e.source_id AND f.key = e.event_key
+         GROUP BY f.request
+    ), notified AS (
+        SELECT count(pg_notify('tributary_events', s.name)) AS n
+          FROM tributary.sources s
+         WHERE s.id IN (SELECT DISTINCT e.source_id FROM inserted e)
+    )
+    SELECT r.request, CASE WHEN r.source_id = ANY (v_accepting) THEN coalesce(c.n, 0) END
+      FROM (SELECT DISTINCT i.request, i.source_id FROM input i) r
+      LEFT JOIN credited c ON c.request = r.request
+     CROSS JOIN notified
+     ORDER BY r.request;
+END $$;
