@@ -1,8 +1,11 @@
 // crash_suite: the crash & fault suite of issue 3. Loaders run under faults
 // (kill -9, fault points, SIGSTOP zombies, killed sessions, PostgreSQL
 // restarts, a faulty TCP proxy, hostile sources) against sources with known
-// ground truth; then the faults heal, the loaders drain and stop gracefully,
-// and an independent checker counts anomalies. Exit 0 only when all are zero.
+// ground truth, and webhook receivers (issue 15) under kill -9 and the same
+// database faults take events from a sender that retries until acknowledged;
+// then the faults heal, the loaders and the sender drain, everything stops
+// gracefully, and an independent checker counts anomalies. Exit 0 only when
+// all are zero.
 
 #include <csignal>
 #include <cstdlib>
@@ -18,9 +21,13 @@
 #include "monitor.h"
 #include "processes.h"
 #include "proxy.h"
+#include "push_checker.h"
+#include "pushed_sources.h"
+#include "receivers.h"
 #include "report.h"
 #include "run_options.h"
 #include "scheduler.h"
+#include "sender.h"
 #include "sources.h"
 #include "supervisor.h"
 
@@ -93,12 +100,15 @@ std::unique_ptr<Proxy> start_proxy(const RunOptions& o, const Binaries& bin, con
     return std::make_unique<Proxy>(bin.proxy, cluster.port());
 }
 
-std::vector<LoaderSpec> loader_specs(const RunOptions& o, const Cluster& cluster, const Proxy* proxy) {
-    std::vector<LoaderSpec> loaders;
+std::vector<ProcessSpec> loader_specs(const RunOptions& o, const Cluster& cluster, const Proxy* proxy) {
+    std::vector<ProcessSpec> loaders;
     for (int i = 0; i < o.loaders; ++i) {
-        const std::string name = "crash-loader-" + std::to_string(i);
-        const bool via_proxy = proxy && i % 3 != 0;  // loader 0, 3, ... direct; the others through the proxy
-        loaders.push_back({name, cluster.url(name, via_proxy ? proxy->listen_port() : 0), via_proxy});
+        ProcessSpec spec;
+        spec.name = "crash-loader-" + std::to_string(i);
+        spec.via_proxy = proxy && i % 3 != 0;  // loader 0, 3, ... direct; the others through the proxy
+        spec.db_url = cluster.url(spec.name, spec.via_proxy ? proxy->listen_port() : 0);
+        spec.args = {"run", "--workers", std::to_string(o.workers)};
+        loaders.push_back(std::move(spec));
     }
     return loaders;
 }
@@ -106,7 +116,7 @@ std::vector<LoaderSpec> loader_specs(const RunOptions& o, const Cluster& cluster
 SupervisorConfig supervisor_config(const RunOptions& o, const Binaries& bin, const std::string& log_dir) {
     SupervisorConfig config;
     config.binary = bin.crashable;
-    config.workers = o.workers;
+    config.ready_line = " worker(s)";  // printed by `run` once its signal handling is in place
     const std::string p = std::to_string(o.fault_point_probability);
     config.fault_points = "after_fetch:" + p + ",mid_insert:" + p + ",during_commit:" + p + ",after_commit:" + p;
     config.seed = o.seed;
@@ -114,17 +124,47 @@ SupervisorConfig supervisor_config(const RunOptions& o, const Binaries& bin, con
     return config;
 }
 
-/// The checker's counts into the tally (with their evidence) and its figures.
-long record_check(const CheckReport& report, Tally& tally, std::vector<std::string>& figures) {
+/// Whether this run has pushed sources: by default when `tributary receive`
+/// is built; --receivers N (N > 0) insists on it.
+bool pushing(const RunOptions& o, const Binaries& bin) {
+    if (o.receivers == 0) return false;
+    if (receive_command_exists(bin.tributary)) return true;
+    if (o.receivers_given) throw std::runtime_error("--receivers given, but this tributary has no `receive` command");
+    say("NOTE: this tributary has no `receive` command: no receivers and no pushed sources in this run");
+    return false;
+}
+
+void register_pushed(const Binaries& bin, const Cluster& cluster, const std::vector<PushedSourceSpec>& pushed) {
+    std::string names;
+    for (const auto& source : pushed) {
+        run_tributary(bin, cluster, source_add_args(source));
+        names += (names.empty() ? "" : ", ") + source.name + " (" + source.auth + ")";
+    }
+    say(std::to_string(pushed.size()) + " pushed sources: " + names);
+}
+
+SupervisorConfig receiver_config(const Binaries& bin, const std::string& log_dir,
+                                 const std::vector<PushedSourceSpec>& pushed) {
+    SupervisorConfig config;
+    config.binary = bin.tributary;  // no fault points: kill -9 and the database's faults are the receivers'
+    config.role = "receiver";
+    config.env = receiver_environment(pushed);
+    config.log_dir = log_dir;
+    return config;
+}
+
+/// A report's anomalies into the tally, with their evidence.
+void record_anomalies(const CheckReport& report, Tally& tally) {
     for (const auto& [klass, n] : report.counts) {
         if (!n) continue;
         for (const auto& e : report.evidence)
             if (e.rfind(klass + ":", 0) == 0) tally.anomaly(klass, e.substr(klass.size() + 2), 0);
         tally.anomaly(klass, std::to_string(n) + " in all (evidence above)", n);
     }
-    figures.push_back("events: " + std::to_string(report.events_checked) + " in the ground truth, " +
-                      std::to_string(report.events_stored) + " stored; " + std::to_string(report.requests_checked) +
-                      " requests checked, smallest gap between two to one source " + fixed(report.min_gap_ms) + " ms");
+}
+
+/// One line per style: its sources, records, stored, lost and duplicated.
+void record_styles(const CheckReport& report, std::vector<std::string>& figures) {
     for (const auto& [style, f] : report.by_style) {
         std::string anomalies;
         for (const auto& [klass, n] : f.counts) anomalies += ", " + std::to_string(n) + " " + klass;
@@ -135,6 +175,26 @@ long record_check(const CheckReport& report, Tally& tally, std::vector<std::stri
                           ", duplicated " + std::to_string(duplicated == f.counts.end() ? 0 : duplicated->second) +
                           (anomalies.empty() ? "" : " (all anomalies" + anomalies + ")"));
     }
+}
+
+/// The checker's counts into the tally (with their evidence) and its figures.
+long record_check(const CheckReport& report, Tally& tally, std::vector<std::string>& figures) {
+    record_anomalies(report, tally);
+    figures.push_back("events: " + std::to_string(report.events_checked) + " in the ground truth, " +
+                      std::to_string(report.events_stored) + " stored; " + std::to_string(report.requests_checked) +
+                      " requests checked, smallest gap between two to one source " + fixed(report.min_gap_ms) + " ms");
+    record_styles(report, figures);
+    return report.events_checked;
+}
+
+/// The push checker's counts and figures; returns the acknowledged keys checked.
+long record_push_check(const CheckReport& report, const Sender& sender, Tally& tally,
+                       std::vector<std::string>& figures) {
+    record_anomalies(report, tally);
+    for (auto& f : sender.figures()) figures.push_back(std::move(f));
+    figures.push_back("pushed: " + std::to_string(report.events_checked) + " keys acknowledged, " +
+                      std::to_string(report.events_stored) + " stored (the rest sent, unacknowledged, then retried)");
+    record_styles(report, figures);
     return report.events_checked;
 }
 
@@ -161,10 +221,26 @@ int run(const RunOptions& o) {
         run_tributary(bin, cluster, {"migrate"});
         Sources sources(source_plan(o));
         register_sources(bin, cluster, sources);
+        const bool push = pushing(o, bin);
+        const auto pushed = push ? pushed_sources(o.push_sources, o.seed) : std::vector<PushedSourceSpec>{};
+        register_pushed(bin, cluster, pushed);
         const auto proxy = start_proxy(o, bin, cluster);
 
         Supervisor supervisor(supervisor_config(o, bin, log_dir), loader_specs(o, cluster, proxy.get()), tally,
                               cluster);
+        std::unique_ptr<Supervisor> receivers;
+        std::unique_ptr<Sender> sender;  // after the receivers: it stops first
+        if (push) {
+            const auto specs = receiver_specs(o.receivers, cluster, proxy.get());
+            receivers = std::make_unique<Supervisor>(receiver_config(bin, log_dir, pushed), specs, tally, cluster);
+            SenderConfig sender_config;
+            sender_config.sources = pushed;
+            sender_config.receiver_ports = receiver_ports(specs);
+            sender_config.lanes = o.push_lanes;
+            sender_config.rate = o.push_rate;
+            sender_config.seed = o.seed;
+            sender = std::make_unique<Sender>(sender_config, tally);
+        }
         HostileEpisodes hostile(sources, tally, supervisor, bin.tributary, cluster.url(), kHostileTimeout);
         Monitor monitor(sources, cluster, hostile);
 
@@ -172,23 +248,40 @@ int run(const RunOptions& o) {
         scheduler_config.duration = std::chrono::seconds(o.duration_s);
         scheduler_config.seed = o.seed;
         const double faults_began = elapsed_s();
-        Scheduler(scheduler_config, supervisor, cluster, proxy.get(), hostile, tally).run();
+        Scheduler(scheduler_config, supervisor, receivers.get(), cluster, proxy.get(), hostile, tally).run();
         const double faults_took = elapsed_s() - faults_began;
+        if (sender) sender->stop_sending();
 
-        const double drain_took =
-            drain(sources, cluster, tally, std::chrono::seconds(o.drain_timeout_s), bin.tributary);
+        double drain_took = drain(sources, cluster, tally, std::chrono::seconds(o.drain_timeout_s), bin.tributary);
+        if (sender) {
+            // It has been retrying all along; a request still unacknowledged now is stuck.
+            const double began = elapsed_s();
+            if (!sender->drain(std::chrono::seconds(60)))
+                tally.anomaly("drain_timeout",
+                              "the sender still had unacknowledged requests 60 s after the loaders' drain");
+            say("sender drained in " + fixed(elapsed_s() - began) + " s more");
+            drain_took += elapsed_s() - began;
+        }
         monitor.stop();
         say("stopping every loader with SIGTERM");
         supervisor.stop_all();
+        if (receivers) {
+            say("stopping every receiver with SIGTERM");
+            receivers->stop_all();
+        }
 
         say("checking");
         const double check_began = elapsed_s();
         events_checked = record_check(
             check({cluster.url("crash-checker"), sources.base_url(), checked_sources(sources)}), tally, figures);
+        if (sender)
+            events_checked +=
+                record_push_check(check_pushed(cluster.url("crash-checker"), sender->sent()), *sender, tally, figures);
         figures.insert(figures.begin(), "fault phase " + fixed(faults_took) + " s, drain " + fixed(drain_took) +
                                             " s, check " + fixed(elapsed_s() - check_began) + " s");
         for (auto& f : monitor.figures()) figures.push_back(std::move(f));
-        figures.push_back("longest graceful stop after SIGTERM: " + fixed(supervisor.max_graceful_stop_s(), 2) + " s");
+        figures.push_back("longest graceful stop after SIGTERM: " + fixed(supervisor.max_graceful_stop_s(), 2) + " s" +
+                          (receivers ? ", receivers " + fixed(receivers->max_graceful_stop_s(), 2) + " s" : ""));
         if (proxy) {
             try {
                 figures.push_back("proxy: " + proxy->stats());

@@ -36,6 +36,8 @@ const std::vector<std::string>& anomaly_classes() {
         "graceful_stop_hung",
         "drain_timeout",
         "hostile_without_cause",
+        "push_refused",
+        "stored_never_sent",
     };
     return kClasses;
 }

@@ -20,6 +20,13 @@ struct RunOptions {
     int hostile = 4;
     int backlog = 3000;
     double rate = 40;
+    /// Pushed sources (issue 15): receivers, sources, sender lanes and requests/s.
+    /// --receivers 0 leaves them out; by default they run when `receive` is built.
+    int receivers = 2;
+    bool receivers_given = false;
+    int push_sources = 2;
+    int push_lanes = 4;
+    double push_rate = 100;
     std::string log_dir;  ///< default: a new directory under /tmp
     bool keep_logs = false;
 };

@@ -24,14 +24,16 @@ struct Weighted {
     int kind;
     double weight;
     bool needs_proxy;
+    bool needs_receivers = false;
 };
 
 }  // namespace
 
-Scheduler::Scheduler(SchedulerConfig config, Supervisor& supervisor, Cluster& cluster, Proxy* proxy,
-                     HostileEpisodes& hostile, Tally& tally)
+Scheduler::Scheduler(SchedulerConfig config, Supervisor& supervisor, Supervisor* receivers, Cluster& cluster,
+                     Proxy* proxy, HostileEpisodes& hostile, Tally& tally)
     : config_(config),
       supervisor_(supervisor),
+      receivers_(receivers),
       cluster_(cluster),
       proxy_(proxy),
       hostile_(hostile),
@@ -89,9 +91,13 @@ void Scheduler::run() {
         {static_cast<int>(Kind::proxy_blackhole), 0.5, true},
         {static_cast<int>(Kind::hostile), 4, false},
         {static_cast<int>(Kind::sigterm), 0.7, false},
+        {static_cast<int>(Kind::kill9_receiver), 2, false, true},
+        {static_cast<int>(Kind::sigterm_receiver), 0.5, false, true},
+        {static_cast<int>(Kind::terminate_receiver_sessions), 1, false, true},
     };
     std::vector<double> weights;
-    for (const auto& k : kKinds) weights.push_back(k.needs_proxy && !proxy_ ? 0 : k.weight);
+    for (const auto& k : kKinds)
+        weights.push_back((k.needs_proxy && !proxy_) || (k.needs_receivers && !receivers_) ? 0 : k.weight);
     std::discrete_distribution<std::size_t> pick(weights.begin(), weights.end());
 
     auto next_fault = Clock::now() + between(1000, 3000);
@@ -152,7 +158,40 @@ bool Scheduler::inject(Kind kind) {
             say("SIGTERM " + supervisor_.spec(i).name);
             return true;
         }
+        case Kind::kill9_receiver:
+        case Kind::sigterm_receiver:
+        case Kind::terminate_receiver_sessions: return receiver_fault(kind);
         default: return proxy_fault(kind);
+    }
+}
+
+bool Scheduler::receiver_fault(Kind kind) {
+    if (!receivers_) return false;
+    const int i = std::uniform_int_distribution<int>(0, receivers_->size() - 1)(random_);
+    const auto& spec = receivers_->spec(i);
+    switch (kind) {
+        case Kind::kill9_receiver:
+            // Whatever it had taken in, committed or not, is unanswered: the sender retries it.
+            if (!receivers_->kill9(i)) return false;
+            tally_.fault("kill -9 receiver");
+            say("kill -9 " + spec.name);
+            return true;
+        case Kind::sigterm_receiver:
+            // It answers what it has queued, then exits 0; a blackholed commit could hold it up.
+            if (!proxy_quiet() && spec.via_proxy) return false;
+            if (!receivers_->terminate(i)) return false;
+            tally_.fault("SIGTERM receiver (graceful restart)");
+            say("SIGTERM " + spec.name);
+            return true;
+        case Kind::terminate_receiver_sessions: {
+            const int n = cluster_.terminate_application(spec.name);
+            tally_.disrupted();
+            tally_.fault("pg_terminate_backend receiver sessions");
+            tally_.observe("backends terminated (receiver)", n);
+            say("pg_terminate_backend of " + spec.name + "'s sessions: " + std::to_string(n));
+            return true;
+        }
+        default: return false;
     }
 }
 

@@ -35,8 +35,9 @@ struct SchedulerConfig {
 
 class Scheduler {
 public:
-    Scheduler(SchedulerConfig config, Supervisor& supervisor, Cluster& cluster, Proxy* proxy, HostileEpisodes& hostile,
-              Tally& tally);
+    /// `receivers` (the webhook receivers' supervisor) may be null: no pushed sources.
+    Scheduler(SchedulerConfig config, Supervisor& supervisor, Supervisor* receivers, Cluster& cluster, Proxy* proxy,
+              HostileEpisodes& hostile, Tally& tally);
 
     /// Injects faults until the duration is over, then heals everything:
     /// loaders resumed, proxy faults off, hostile sources back to none.
@@ -54,7 +55,10 @@ private:
         proxy_outage,
         proxy_blackhole,
         hostile,
-        sigterm
+        sigterm,
+        kill9_receiver,
+        sigterm_receiver,
+        terminate_receiver_sessions
     };
     struct Pending {
         std::chrono::steady_clock::time_point at;
@@ -71,9 +75,11 @@ private:
     int random_loader();
     bool proxy_quiet() const;
     bool begin_hostile();
+    bool receiver_fault(Kind kind);
 
     SchedulerConfig config_;
     Supervisor& supervisor_;
+    Supervisor* receivers_;
     Cluster& cluster_;
     Proxy* proxy_;
     HostileEpisodes& hostile_;

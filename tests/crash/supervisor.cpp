@@ -1,6 +1,12 @@
 #include "supervisor.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdint>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -14,8 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Printed by `run` once its signal handling is in place (src/cli/run_command.cpp).
-constexpr const char* kStartedLine = " worker(s)";
 /// Printed by tributary's main when the database cannot be reached.
 constexpr const char* kDatabaseUnreachable = "check --db / TRIBUTARY_DATABASE_URL and that PostgreSQL is running";
 /// A worker thread that ended on an error leaves its process running with
@@ -24,6 +28,19 @@ constexpr const char* kWorkerDied = "stopped on an error";
 /// The loader's catch-all for a source's turn: a bug, even if it recovers.
 constexpr const char* kUnexpectedError = "unexpected error";
 
+/// Whether something listens on 127.0.0.1:port (a receiver that is up).
+bool accepts_connections(int port) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+    close(fd);
+    return ok;
+}
+
 std::string describe_exit(int code) {
     if (code > 128) return "signal " + std::to_string(code - 128);
     return "exit " + std::to_string(code);
@@ -31,9 +48,10 @@ std::string describe_exit(int code) {
 
 }  // namespace
 
-Supervisor::Supervisor(SupervisorConfig config, std::vector<LoaderSpec> loaders, Tally& tally, const Cluster& cluster)
+Supervisor::Supervisor(SupervisorConfig config, std::vector<ProcessSpec> processes, Tally& tally,
+                       const Cluster& cluster)
     : config_(std::move(config)), tally_(tally), cluster_(cluster) {
-    for (auto& spec : loaders) {
+    for (auto& spec : processes) {
         Slot slot;
         slot.spec = std::move(spec);
         slots_.push_back(std::move(slot));
@@ -61,13 +79,15 @@ Supervisor::~Supervisor() {
 
 void Supervisor::start(Slot& slot) {
     ++slot.incarnation;
-    const std::vector<std::string> env{
-        "TRIBUTARY_FAULT_POINTS=" + config_.fault_points,
-        "TRIBUTARY_FAULT_SEED=" +
-            std::to_string(config_.seed * 1000 + static_cast<unsigned long long>(slot.incarnation)),
-    };
-    slot.process =
-        spawn({config_.binary, "--db", slot.spec.db_url, "run", "--workers", std::to_string(config_.workers)}, env);
+    std::vector<std::string> env = config_.env;
+    if (!config_.fault_points.empty()) {
+        env.push_back("TRIBUTARY_FAULT_POINTS=" + config_.fault_points);
+        env.push_back("TRIBUTARY_FAULT_SEED=" +
+                      std::to_string(config_.seed * 1000 + static_cast<unsigned long long>(slot.incarnation)));
+    }
+    std::vector<std::string> argv{config_.binary, "--db", slot.spec.db_url};
+    argv.insert(argv.end(), slot.spec.args.begin(), slot.spec.args.end());
+    slot.process = spawn(argv, env);
     slot.ready = false;
     slot.paused = false;
     slot.killed = false;
@@ -80,7 +100,8 @@ void Supervisor::start(Slot& slot) {
 
 void Supervisor::check_ready(Slot& slot) {
     if (slot.ready || !slot.process) return;
-    slot.ready = slot.process->err().find(kStartedLine) != std::string::npos;
+    slot.ready = slot.spec.ready_port ? accepts_connections(slot.spec.ready_port)
+                                      : slot.process->err().find(config_.ready_line) != std::string::npos;
 }
 
 void Supervisor::watch() {
@@ -155,7 +176,7 @@ std::string Supervisor::classify(const Slot& slot, int code, const std::string& 
                                               describe_exit(code) + (slot.sigterm_at ? " after SIGTERM" : "") +
                                               "; last lines:\n" + tail_lines(err, 8));
     }
-    tally_.observe("loader exit: " + verdict);
+    tally_.observe(config_.role + " exit: " + verdict);
     return verdict;
 }
 
@@ -166,7 +187,7 @@ void Supervisor::scan_log(const Slot& slot, const std::string& err) {
         if (line.find(kWorkerDied) != std::string::npos) {
             tally_.anomaly("unexpected_exit", who + ": a worker thread ended while the process ran on: " + line);
         } else if (line.find(kUnexpectedError) != std::string::npos) {
-            tally_.observe("loader log: unexpected error (skipped a pass)");
+            tally_.observe(config_.role + " log: unexpected error (skipped a pass)");
             say("note: " + who + ": " + line);
         }
     }

@@ -1,11 +1,11 @@
 #pragma once
 
-// The loaders, kept running the way cron or systemd would: any loader that
-// exits is started again. Each exit is classified: a fault point fired, the
-// harness killed it, a graceful stop after our SIGTERM, the database was
-// unreachable at start while the harness had it down; anything else is an
-// unexpected exit (an anomaly). Every incarnation's stderr is appended to
-// LOG_DIR/NAME.log.
+// The loaders (and, with a second instance, the webhook receivers), kept
+// running the way cron or systemd would: any process that exits is started
+// again. Each exit is classified: a fault point fired, the harness killed
+// it, a graceful stop after our SIGTERM, the database was unreachable at
+// start while the harness had it down; anything else is an unexpected exit
+// (an anomaly). Every incarnation's stderr is appended to LOG_DIR/NAME.log.
 
 #include <chrono>
 #include <condition_variable>
@@ -23,17 +23,25 @@ namespace tributary::crash {
 class Cluster;
 class Tally;
 
-struct LoaderSpec {
+/// One supervised process: `BINARY --db DB_URL ARGS...`.
+struct ProcessSpec {
     std::string name;  ///< also its application_name in PostgreSQL
     std::string db_url;
     bool via_proxy = false;
+    std::vector<std::string> args;  ///< after --db URL: run --workers 2, receive --listen ...
+    /// Ready (past startup, its signal handling set up) once this port on
+    /// 127.0.0.1 accepts a connection; 0: once its stderr shows the config's ready_line.
+    int ready_port = 0;
 };
 
 struct SupervisorConfig {
-    std::string binary;  ///< tributary-crashable
-    int workers = 2;
-    std::string fault_points;     ///< TRIBUTARY_FAULT_POINTS
-    unsigned long long seed = 0;  ///< TRIBUTARY_FAULT_SEED base
+    std::string binary;           ///< tributary-crashable
+    std::string role = "loader";  ///< in the harness's lines and the observations
+    /// Printed once the process's signal handling is in place (when its spec has no ready_port).
+    std::string ready_line = " worker(s)";
+    std::string fault_points;      ///< TRIBUTARY_FAULT_POINTS; none when empty
+    unsigned long long seed = 0;   ///< TRIBUTARY_FAULT_SEED base
+    std::vector<std::string> env;  ///< more of every incarnation's environment (a receiver's secrets)
     std::string log_dir;
     std::chrono::milliseconds restart_delay{500};
     std::chrono::seconds graceful_limit{15};
@@ -41,15 +49,15 @@ struct SupervisorConfig {
 
 class Supervisor {
 public:
-    Supervisor(SupervisorConfig config, std::vector<LoaderSpec> loaders, Tally& tally, const Cluster& cluster);
+    Supervisor(SupervisorConfig config, std::vector<ProcessSpec> processes, Tally& tally, const Cluster& cluster);
     ~Supervisor();
     Supervisor(const Supervisor&) = delete;
     Supervisor& operator=(const Supervisor&) = delete;
 
     int size() const { return static_cast<int>(slots_.size()); }
-    const LoaderSpec& spec(int i) const { return slots_[i].spec; }
+    const ProcessSpec& spec(int i) const { return slots_[i].spec; }
 
-    /// The faults. Each returns false (and does nothing) when loader i is not
+    /// The faults. Each returns false (and does nothing) when process i is not
     /// in a state for it: not running, not started up yet, paused, stopping.
     bool kill9(int i);
     bool pause(int i);      // SIGSTOP
@@ -61,12 +69,12 @@ public:
     /// The end of the run: no more restarts, SIGCONT to all, SIGTERM to all;
     /// each must exit 0 within graceful_limit. Returns when all are gone.
     void stop_all();
-    /// The longest time a loader took to exit after SIGTERM.
+    /// The longest time a process took to exit after SIGTERM.
     double max_graceful_stop_s() const;
 
 private:
     struct Slot {
-        LoaderSpec spec;
+        ProcessSpec spec;
         std::unique_ptr<ChildProcess> process;
         int incarnation = 0;
         bool ready = false;  ///< past startup: its signal handling is set up
