@@ -50,7 +50,9 @@ std::vector<int> receiver_ports(const std::vector<ProcessSpec>& receivers) {
 
 bool receive_command_exists(const std::string& tributary_bin) {
     try {
-        return run_to_end({tributary_bin, "receive", "--help"}, std::chrono::seconds(30)).code == 0;
+        // Without the subcommand, --help still exits 0 (the program's help): look for its flag.
+        const auto help = run_to_end({tributary_bin, "receive", "--help"}, std::chrono::seconds(30));
+        return help.code == 0 && help.out.find("--listen") != std::string::npos;
     } catch (const std::exception&) {
         return false;
     }

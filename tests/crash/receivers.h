@@ -24,7 +24,7 @@ std::vector<ProcessSpec> receiver_specs(int count, const Cluster& cluster, const
 /// The ports they listen on, in the same order.
 std::vector<int> receiver_ports(const std::vector<ProcessSpec>& receivers);
 
-/// Whether `tributary receive` exists in this build (`receive --help` succeeds).
+/// Whether `tributary receive` exists in this build (`receive --help` shows --listen).
 bool receive_command_exists(const std::string& tributary_bin);
 
 }  // namespace tributary::crash

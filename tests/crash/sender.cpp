@@ -1,6 +1,7 @@
 #include "sender.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report.h"
+#include "run_options.h"
 #include "webhook_signing.h"
 
 namespace tributary::crash {
@@ -62,7 +64,7 @@ Sender::Sender(SenderConfig config, Tally& tally) : config_(std::move(config)), 
     }
     lanes_running_ = config_.lanes;
     for (auto& lane : lanes_) threads_.emplace_back([this, l = lane.get()] { run_lane(*l); });
-    say("sender: " + std::to_string(config_.lanes) + " lanes, " + std::to_string(config_.rate) +
+    say("sender: " + std::to_string(config_.lanes) + " lanes, " + std::to_string(std::lround(config_.rate)) +
         " requests/s in all, to " + std::to_string(config_.receiver_ports.size()) + " receivers");
 }
 
@@ -78,8 +80,12 @@ void Sender::stop_sending() {
 }
 
 bool Sender::drain(std::chrono::seconds timeout) {
+    const auto deadline = Clock::now() + timeout;
     std::unique_lock<std::mutex> lock(mutex_);
-    const bool done = lane_ended_.wait_for(lock, timeout, [this] { return lanes_running_ == 0; });
+    // In slices, so that an interrupted run does not wait the whole timeout.
+    bool done = false;
+    while (!done && Clock::now() < deadline && !interrupted())
+        done = lane_ended_.wait_for(lock, std::chrono::seconds(1), [this] { return lanes_running_ == 0; });
     lock.unlock();
     if (!done) give_up_ = true;
     for (auto& t : threads_) t.join();
