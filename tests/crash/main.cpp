@@ -135,6 +135,7 @@ bool pushing(const RunOptions& o, const Binaries& bin) {
 }
 
 void register_pushed(const Binaries& bin, const Cluster& cluster, const std::vector<PushedSourceSpec>& pushed) {
+    if (pushed.empty()) return;
     std::string names;
     for (const auto& source : pushed) {
         run_tributary(bin, cluster, source_add_args(source));
