@@ -4,6 +4,7 @@
 #include "postgres/statements.h"
 #include "source_receiving.h"
 #include "sql_errors.h"
+#include "webhook/pushed_events.h"
 
 namespace tributary::postgres {
 
