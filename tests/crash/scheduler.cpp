@@ -94,6 +94,7 @@ void Scheduler::run() {
         {static_cast<int>(Kind::kill9_receiver), 2, false, true},
         {static_cast<int>(Kind::sigterm_receiver), 0.5, false, true},
         {static_cast<int>(Kind::terminate_receiver_sessions), 1, false, true},
+        {static_cast<int>(Kind::proxy_cut_after_receiver_commit), 1.5, true, true},
     };
     std::vector<double> weights;
     for (const auto& k : kKinds)
@@ -295,6 +296,20 @@ bool Scheduler::proxy_fault(Kind kind) {
             proxy_busy_until_ = Clock::now() + lasts;
             later(lasts, [this] { proxy_->control("/refuse?on=0"); });
             tally_.fault("proxy outage (refuse + cut)");
+            return true;
+        }
+        case Kind::proxy_cut_after_receiver_commit: {
+            // A receiver's group commit is BEGIN, receiver_store, COMMIT: a
+            // COMMIT statement, which the loaders send only around COPY
+            // batches, so this cut lands mostly on the proxied receiver: its
+            // commit done, the answer lost. It must not answer 2xx, and the
+            // sender's retry must store nothing twice.
+            const int count = std::uniform_int_distribution<int>(1, 3)(random_);
+            say("proxy: cut after the next " + std::to_string(count) + " COMMIT statement(s) (receiver commits)");
+            proxy_->control("/cut-after-commit?count=" + std::to_string(count) + "&statement=COMMIT");
+            cluster_.mark_disturbed(std::chrono::seconds(10));
+            later(between(3000, 6000), [this] { proxy_->control("/cut-after-commit?count=0"); });
+            tally_.fault("proxy cut after a COMMIT statement (receiver commits)");
             return true;
         }
         case Kind::proxy_blackhole: {

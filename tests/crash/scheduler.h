@@ -58,7 +58,8 @@ private:
         sigterm,
         kill9_receiver,
         sigterm_receiver,
-        terminate_receiver_sessions
+        terminate_receiver_sessions,
+        proxy_cut_after_receiver_commit
     };
     struct Pending {
         std::chrono::steady_clock::time_point at;
