@@ -15,7 +15,7 @@ namespace tributary::crash {
 class Cluster;
 class Proxy;
 
-/// A TCP port on 127.0.0.1 that was free a moment ago.
+/// A TCP port on 127.0.0.1 that was free a moment ago, below the ephemeral range.
 int free_port();
 
 /// `count` receivers on free ports, named crash-receiver-N (their application_name).
