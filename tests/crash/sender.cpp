@@ -29,6 +29,16 @@ std::string padded(long n, int width) {
     return text;
 }
 
+/// A 2xx body is {"stored": n, "duplicates": m} with n + m the request's events.
+bool counts_add_up(const std::string& body, std::size_t events) {
+    const auto answer = nlohmann::json::parse(body, nullptr, false);
+    if (!answer.is_object() || !answer.contains("stored") || !answer.contains("duplicates")) return false;
+    const auto& stored = answer["stored"];
+    const auto& duplicates = answer["duplicates"];
+    if (!stored.is_number_unsigned() || !duplicates.is_number_unsigned()) return false;
+    return stored.get<std::size_t>() + duplicates.get<std::size_t>() == events;
+}
+
 }  // namespace
 
 /// One request: its body, headers and the keys its events will be stored under.
@@ -196,6 +206,13 @@ void Sender::deliver(Lane& lane, const Request& request) {
 bool Sender::answered(Lane& lane, const Request& request, int port, int status, const std::string& body) {
     ++lane.answers[std::to_string(status)];
     if (status >= 200 && status < 300) {
+        if (!counts_add_up(body, request.keys.size())) {
+            // Not a loss (the checker decides that), but not the documented answer either.
+            if (++lane.answers["2xx whose stored + duplicates is not the events sent"] == 1)
+                say("note: " + request.source->name + " lane " + std::to_string(lane.index) + " request " +
+                    std::to_string(request.number) + " of " + std::to_string(request.keys.size()) +
+                    " event(s) answered " + std::to_string(status) + " " + body.substr(0, 200));
+        }
         ++lane.acknowledged;
         for (const auto& key : request.keys) lane.sent.acknowledged.insert(key);
         return true;
