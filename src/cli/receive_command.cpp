@@ -96,6 +96,11 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     webhook::WebhookReceiver receiver(
         catalog, store, receiver_options, from_environment, [] { return std::chrono::system_clock::now(); }, &metrics);
 
+    // The catalogue read once before the first request: requests that
+    // arrive together at the start are then answered from it, rather than
+    // 503 while the first read is under way.
+    spdlog::info("pushed sources take bodies of up to {} bytes", receiver.largest_body_bytes());
+
     std::optional<metrics::MetricsServer> metrics_server;
     if (!options.metrics_listen.empty()) {
         metrics_server.emplace(

@@ -21,8 +21,9 @@ namespace tributary::receiver {
 ///
 /// The body is read into memory only up to the receiver's largest body
 /// limit: a Content-Length over it is answered 413 before any of the body is
-/// read, and a body (chunked) that grows past it is answered 413 as soon as
-/// it does. A connection that takes longer than `request_timeout` to send a
+/// read; a body without one (chunked) that grows past it is dropped as it
+/// arrives, never held, and answered 413 when it ends (libmicrohttpd 0.9.75
+/// cannot answer a request before its body is read). A connection that takes longer than `request_timeout` to send a
 /// whole request (a slow drip, or idle between keep-alive requests) is cut:
 /// no client can hold a connection and its thread by trickling bytes.
 class WebhookHttpServer {
