@@ -12,7 +12,9 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -364,6 +366,15 @@ TEST_CASE("receive: 32 keep-alive senders at once are all stored, committed in g
     CHECK_THAT(scraped->body, Catch::Contains(R"(tributary_receiver_events_stored_total{source="open"} 640)"));
     CHECK_THAT(scraped->body, Catch::Contains("tributary_receiver_committed_requests_total 640"));
     CHECK_THAT(scraped->body, Catch::Contains("tributary_receiver_requests_in_flight 0"));
+    const std::string metrics_file = "/tmp/tributary-receive-metrics-" + std::to_string(::getpid()) + ".txt";
+    {
+        std::ofstream out(metrics_file);
+        out << scraped->body;
+    }
+    const auto promtool = run_program({"/bin/sh", "-c", "promtool check metrics < " + metrics_file});
+    std::remove(metrics_file.c_str());
+    INFO(promtool.out << promtool.err);
+    CHECK(promtool.code == 0);
     const auto health = metrics.Get("/healthz");
     REQUIRE(health);
     CHECK(health->status == 200);
