@@ -21,6 +21,7 @@
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "support/child_process.h"
 #include "support/login_role.h"
@@ -329,13 +330,29 @@ TEST_CASE("receive: a consumer group reads pushed events like any other", "[rece
     CHECK(events[1].at("payload").at("n") == 2);
 }
 
-TEST_CASE("receive: SIGTERM answers the requests in hand and exits 0", "[receive]") {
+TEST_CASE("receive: SIGTERM stops accepting, answers the request in hand and exits 0", "[receive]") {
     ReceiverRig rig;
     CHECK(status_of(rig.post("open", R"({"id": 1})")) == 201);
+    // The next commit waits on a lock the test holds (receiver_store locks
+    // its sources FOR KEY SHARE): the request is in hand when the signal comes.
+    pqxx::connection blocker(rig.db.url());
+    pqxx::work lock(blocker);
+    lock.exec("SELECT id FROM tributary.sources WHERE name = 'open' FOR UPDATE");
+    int in_hand = 0;
+    std::thread sender([&] { in_hand = status_of(rig.post("open", R"({"id": 2})")); });
+    for (int i = 0; i < 500 && rig.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE usename = '" +
+                                             rig.role.name() + "' AND wait_event_type = 'Lock'") == "0";
+         ++i)
+        std::this_thread::sleep_for(10ms);
     rig.receiver->signal(SIGTERM);
+    wait_for_log(*rig.receiver, "stopping: no new connections");
+    const int after_stop = status_of(rig.post("open", R"({"id": 3})"));
+    lock.commit();
+    sender.join();
+    CHECK(in_hand == 201);
+    CHECK(after_stop == 0);  // refused at connect: no longer listening
     CHECK(rig.receiver->wait_for(30s) == 0);
-    CHECK(status_of(rig.post("open", R"({"id": 2})")) == 0);  // no longer listening
-    CHECK(rig.stored("open") == 1);
+    CHECK(rig.stored("open") == 2);
 }
 
 TEST_CASE("receive: 32 keep-alive senders at once are all stored, committed in groups, and counted", "[receive]") {
