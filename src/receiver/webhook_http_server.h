@@ -23,9 +23,10 @@ namespace tributary::receiver {
 /// limit: a Content-Length over it is answered 413 before any of the body is
 /// read; a body without one (chunked) that grows past it is dropped as it
 /// arrives, never held, and answered 413 when it ends (libmicrohttpd 0.9.75
-/// cannot answer a request before its body is read). A connection that takes longer than `request_timeout` to send a
-/// whole request (a slow drip, or idle between keep-alive requests) is cut:
-/// no client can hold a connection and its thread by trickling bytes.
+/// cannot answer a request before its body is read). Every body held counts
+/// against one budget for all connections (503 past it). A connection that takes longer than `request_timeout` to send
+/// a whole request (a slow drip, or idle between keep-alive requests) is cut: no client can hold a connection and its
+/// thread by trickling bytes.
 class WebhookHttpServer {
 public:
     struct Options {
@@ -34,6 +35,11 @@ public:
         /// A request's head (request line and headers) at most: libmicrohttpd
         /// answers 431 past it.
         std::size_t max_head_bytes = 32 * 1024;
+        /// Bytes of request bodies all connections may hold at once (each
+        /// takes its Content-Length, or its body's size as it grows): past
+        /// it, 503 with Retry-After. Memory stays bounded whatever
+        /// max_connections times the largest body limit would be.
+        std::size_t max_body_bytes_in_flight = std::size_t{256} << 20;
     };
 
     /// Told of each connection in flight (between its request's head and

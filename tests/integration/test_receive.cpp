@@ -318,6 +318,33 @@ TEST_CASE("receive: hostile bodies are answered and harm no other source", "[rec
     other_still_works();
 }
 
+TEST_CASE("receive: bodies held at once stay within --max-body-bytes-in-flight, 503 past it", "[receive]") {
+    ReceiverRig rig({"--max-body-bytes-in-flight", "1000000"});
+    const auto padded = [](int id, std::size_t bytes) {
+        return R"({"id": )" + std::to_string(id) + R"(, "pad": ")" + std::string(bytes, 'x') + "\"}";
+    };
+    {
+        // A sender announces 800 000 bytes and sends none: they are its.
+        RawConnection holder(rig.port);
+        REQUIRE(
+            holder.send("POST /sources/open/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        "Content-Length: 800000\r\n\r\n"));
+        std::this_thread::sleep_for(200ms);  // (only so that the head is in before the next request)
+        const auto refused = rig.post("open", padded(1, 300000));
+        REQUIRE(status_of(refused) == 503);
+        CHECK(refused->has_header("Retry-After"));
+        CHECK(status_of(rig.post("open", padded(2, 1000))) == 201);
+    }
+    // Its connection closed, the room is back.
+    int status = 0;
+    for (int attempt = 0; attempt < 100 && status != 201; ++attempt) {
+        status = status_of(rig.post("open", padded(1, 300000)));
+        if (status != 201) std::this_thread::sleep_for(50ms);
+    }
+    CHECK(status == 201);
+    CHECK(rig.stored("open") == 2);
+}
+
 TEST_CASE("receive: a consumer group reads pushed events like any other", "[receive]") {
     ReceiverRig rig;
     run_tributary(rig.db.url(), {"group", "create", "billing", "--pattern", "open", "--from", "beginning"});
