@@ -423,3 +423,15 @@ TEST_CASE("receive: 32 keep-alive senders at once are all stored, committed in g
     REQUIRE(health);
     CHECK(health->status == 200);
 }
+
+TEST_CASE("receive: usage errors exit 2, a port in use exits 1 naming it", "[receive]") {
+    TestDatabase db;
+    CHECK_THAT(run_tributary(db.url(), {"receive"}, 2).err, Catch::Contains("--listen"));
+    CHECK_THAT(run_tributary(db.url(), {"receive", "--listen", "nonsense"}, 2).err, Catch::Contains("HOST:PORT"));
+    CHECK_THAT(run_tributary(db.url(), {"receive", "--listen", "127.0.0.1:0", "--metrics-listen", "x"}, 2).err,
+               Catch::Contains("--metrics-listen"));
+    ChildProcess first(tributary_args(db.url(), {"receive", "--listen", "127.0.0.1:0"}));
+    const auto port = wait_for_log(first, R"(receiving webhooks on \S+ \(port (\d+)\))");
+    CHECK_THAT(run_tributary(db.url(), {"receive", "--listen", "127.0.0.1:" + port}, 1).err,
+               Catch::Contains("127.0.0.1:" + port));
+}
