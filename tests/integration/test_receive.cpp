@@ -345,6 +345,39 @@ TEST_CASE("receive: bodies held at once stay within --max-body-bytes-in-flight, 
     CHECK(rig.stored("open") == 2);
 }
 
+TEST_CASE("receive: past --max-queued-events waiting for a commit, 503 with Retry-After; the others are stored",
+          "[receive]") {
+    ReceiverRig rig({"--max-queued-events", "5", "--metrics-listen", "127.0.0.1:0"});
+    const int metrics_port =
+        std::stoi(wait_for_log(*rig.receiver, R"(serving /metrics and /healthz on \S+ \(port (\d+)\))"));
+    const auto in_flight = [&] {
+        httplib::Client metrics("127.0.0.1", metrics_port);
+        const auto scraped = metrics.Get("/metrics");
+        const std::string name = "\ntributary_receiver_requests_in_flight ";
+        const auto at = scraped ? scraped->body.find(name) : std::string::npos;
+        return at == std::string::npos ? -1 : std::stoi(scraped->body.substr(at + name.size()));
+    };
+    // Commits wait on a lock the test holds: the first request is in a
+    // commit, the next four wait for theirs.
+    pqxx::connection blocker(rig.db.url());
+    pqxx::work lock(blocker);
+    lock.exec("SELECT id FROM tributary.sources WHERE name = 'open' FOR UPDATE");
+    std::vector<int> statuses(5);
+    std::vector<std::thread> senders;
+    for (int i = 0; i < 5; ++i)
+        senders.emplace_back(
+            [&, i] { statuses[i] = status_of(rig.post("open", R"({"id": )" + std::to_string(i) + "}")); });
+    for (int i = 0; i < 400 && in_flight() != 5; ++i) std::this_thread::sleep_for(10ms);
+    const auto full = rig.post("open", R"({"id": 99})");
+    lock.commit();
+    for (auto& t : senders) t.join();
+    REQUIRE(full);
+    CHECK(full->status == 503);
+    CHECK(full->has_header("Retry-After"));
+    CHECK(statuses == std::vector<int>(5, 201));
+    CHECK(rig.stored("open") == 5);
+}
+
 TEST_CASE("receive: a consumer group reads pushed events like any other", "[receive]") {
     ReceiverRig rig;
     run_tributary(rig.db.url(), {"group", "create", "billing", "--pattern", "open", "--from", "beginning"});
