@@ -24,6 +24,10 @@ namespace tributary::receiver {
 namespace {
 
 const char* const kJson = "application/json";
+/// Connections libmicrohttpd takes beyond max_connections, each making room
+/// by cutting another (State::make_room): it accepts up to 10 per turn of
+/// its loop before those cut are gone.
+constexpr unsigned kHeadroom = 16;
 
 /// One request, from its head to its answer (libmicrohttpd's per-request
 /// pointer); freed when libmicrohttpd is done with it.
@@ -107,6 +111,9 @@ struct WebhookHttpServer::State {
     std::thread reaper;
 
     void reap();
+    /// Past max_connections, cuts the connection that has waited longest for
+    /// a whole request (with the mutex held).
+    void make_room();
     /// Makes `request` hold `bytes` of the body budget in all, if they are free.
     bool hold(Request& request, std::size_t bytes);
     void release(Request& request);
@@ -155,6 +162,25 @@ void WebhookHttpServer::State::reap() {
             entry.cut = true;
         }
     }
+}
+
+/// libmicrohttpd refuses connections at its limit, so clients that trickle
+/// bytes could take every slot until the reaper cuts them, and no sender
+/// would get in meanwhile. The limit is set a little above max_connections:
+/// past max_connections, each new connection cuts the one that has waited
+/// longest for a request of its own (trickling, or idle between keep-alive
+/// requests); one being answered is never cut.
+void WebhookHttpServer::State::make_room() {
+    std::size_t live = 0;
+    OpenConnection* oldest = nullptr;
+    for (auto& [connection, entry] : open) {
+        if (entry.cut) continue;
+        ++live;
+        if (!entry.busy && (!oldest || entry.since < oldest->since)) oldest = &entry;
+    }
+    if (live <= options.max_connections || !oldest) return;
+    ::shutdown(oldest->fd, SHUT_RDWR);
+    oldest->cut = true;
 }
 
 webhook::Reply WebhookHttpServer::State::handle(MHD_Connection* connection, const char* method, const char* url,
@@ -292,6 +318,7 @@ void on_connection(void* cls, MHD_Connection* connection, void** /*socket_contex
     const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!info) return;
     state.open[connection] = OpenConnection{info->connect_fd, false, false, std::chrono::steady_clock::now()};
+    state.make_room();
 }
 
 }  // namespace
@@ -311,7 +338,7 @@ WebhookHttpServer::WebhookHttpServer(const std::string& address, webhook::Webhoo
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC, 0, nullptr, nullptr, &on_request,
         state_.get(), MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(listener),              //
         MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(options.request_timeout.count()),  //
-        MHD_OPTION_CONNECTION_LIMIT, options.max_connections,                                   //
+        MHD_OPTION_CONNECTION_LIMIT, options.max_connections + kHeadroom,                       //
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, options.max_head_bytes,                             //
         MHD_OPTION_NOTIFY_COMPLETED, &on_completed, state_.get(),                               //
         MHD_OPTION_NOTIFY_CONNECTION, &on_connection, state_.get(),                             //

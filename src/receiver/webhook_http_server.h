@@ -17,7 +17,9 @@ namespace tributary::receiver {
 /// request's events are committed (with every other request waiting at that
 /// moment: the group commit), so each connection waits on its own thread and
 /// concurrent keep-alive senders are committed together. At most
-/// `max_connections` are open at once; libmicrohttpd refuses more.
+/// `max_connections` are open at once: past it, each new connection cuts
+/// the one that has waited longest for a request of its own (as run's
+/// /metrics server does), so clients trickling bytes cannot lock senders out.
 ///
 /// The body is read into memory only up to the receiver's largest body
 /// limit: a Content-Length over it is answered 413 before any of the body is

@@ -129,6 +129,12 @@ public:
         }
     }
 
+    /// Whether the receiver closed the connection (rather than a minute passing first).
+    bool closed_by_receiver() {
+        char byte;
+        return ::recv(fd_, &byte, 1, 0) == 0;
+    }
+
 private:
     int fd_;
 };
@@ -376,6 +382,21 @@ TEST_CASE("receive: past --max-queued-events waiting for a commit, 503 with Retr
     CHECK(full->has_header("Retry-After"));
     CHECK(statuses == std::vector<int>(5, 201));
     CHECK(rig.stored("open") == 5);
+}
+
+TEST_CASE("receive: past --max-connections, the connection waiting longest makes room for a sender", "[receive]") {
+    ReceiverRig rig({"--max-connections", "4", "--request-timeout", "60s"});
+    // Eight clients that send half a head and then nothing.
+    std::vector<std::unique_ptr<RawConnection>> tricklers;
+    for (int i = 0; i < 8; ++i) {
+        tricklers.push_back(std::make_unique<RawConnection>(rig.port));
+        tricklers.back()->send("POST /sources/open/events HTTP/1.1\r\nHost: x\r\n");
+        std::this_thread::sleep_for(50ms);  // (only so that they are accepted in this order)
+    }
+    CHECK(status_of(rig.post("open", R"({"id": 1})")) == 201);
+    CHECK(rig.stored("open") == 1);
+    // The oldest were cut: their reads end (with nothing) rather than wait.
+    CHECK(tricklers.front()->closed_by_receiver());
 }
 
 TEST_CASE("receive: a consumer group reads pushed events like any other", "[receive]") {
