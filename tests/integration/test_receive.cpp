@@ -399,10 +399,23 @@ TEST_CASE("receive: past --max-connections, the connection waiting longest makes
     CHECK(tricklers.front()->closed_by_receiver());
 }
 
-TEST_CASE("receive: a consumer group reads pushed events like any other", "[receive]") {
+/// Payloads of the notifications heard on one channel.
+class Listener : public pqxx::notification_receiver {
+public:
+    Listener(pqxx::connection& c, const std::string& channel) : pqxx::notification_receiver(c, channel) {}
+    void operator()(const std::string& payload, int) override { heard.push_back(payload); }
+    std::vector<std::string> heard;
+};
+
+TEST_CASE("receive: a consumer group reads pushed events like any other, hinted at the commit", "[receive]") {
     ReceiverRig rig;
     run_tributary(rig.db.url(), {"group", "create", "billing", "--pattern", "open", "--from", "beginning"});
+    pqxx::connection listening(rig.db.url());
+    Listener hints(listening, "tributary_events");
+    listening.get_notifs();  // LISTEN is sent
     REQUIRE(status_of(rig.post("open", R"([{"id": "a", "n": 1}, {"id": "b", "n": 2}])")) == 201);
+    for (int i = 0; i < 100 && hints.heard.empty(); ++i) listening.await_notification(0, 100000);
+    CHECK(hints.heard == std::vector<std::string>{"open"});
     const auto events = nlohmann::json::parse(
         rig.db.scalar("SELECT events FROM tributary.consumer_next('billing', 'test-consumer', 10)"));
     REQUIRE(events.size() == 2);
