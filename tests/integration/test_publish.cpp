@@ -35,6 +35,8 @@ Failure failure_of(const std::function<void()>& run) {
         return {};
     } catch (const pqxx::insufficient_privilege& e) {
         return {"42501", e.what()};  // libpqxx 6.4 leaves sqlstate() empty for this class
+    } catch (const pqxx::serialization_failure& e) {
+        return {"40001", e.what()};  // not an sql_error in libpqxx 6.4
     } catch (const pqxx::sql_error& e) {
         return {e.sqlstate(), e.what()};
     }
@@ -363,6 +365,14 @@ TEST_CASE("a published source with events cannot be removed, even by a remove ra
         REQUIRE(wait_until([&] { return waits_for_lock(db, app_pid); }, 20s));
         removing.commit();
         CHECK(published.get().sqlstate == "42501");
+        CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "0");
+    }
+    SECTION("in REPEATABLE READ, a source removed after the snapshot is not published to") {
+        pqxx::connection app(db.url());
+        pqxx::transaction<pqxx::isolation_level::repeatable_read> tx(app);
+        tx.exec("SELECT 1");  // the transaction's snapshot: the source is there
+        run_tributary(db.url(), {"source", "remove", "pub.orders"});
+        CHECK(failure_of([&] { tx.exec(publish_one("pub.orders", "o-1")); }).sqlstate == "40001");
         CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "0");
     }
     SECTION("in REPEATABLE READ the row lock holds the remove off the same way") {
