@@ -167,6 +167,11 @@ TEST_CASE("publish many: array order, a key once, all or nothing", "[publish]") 
           R"(b={},c={"n": 1},a={"n": 2},d=null)");
 
     CHECK(db.scalar("SELECT tributary.publish('pub.orders', '[]')") == "0");
+    // The same keys again, in another transaction: nothing.
+    CHECK(
+        db.scalar(
+            R"(SELECT tributary.publish('pub.orders', '[{"key": "a", "payload": 0}, {"key": "d", "payload": 0}]'))") ==
+        "0");
     for (const auto* bad : {R"('[{"key": "e", "payload": 1}, {"key": "f"}]')",               // no payload
                             R"('[{"key": "e", "payload": 1}, {"key": 7, "payload": 1}]')",   // key not a string
                             R"('[{"key": "e", "payload": 1}, {"key": "", "payload": 1}]')",  // empty key
