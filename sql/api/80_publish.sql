@@ -45,7 +45,8 @@ SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_source tributary.sources;
 BEGIN
-    IF current_setting('transaction_isolation') = 'read committed' THEN
+    -- READ UNCOMMITTED is READ COMMITTED in PostgreSQL: a snapshot per statement.
+    IF current_setting('transaction_isolation') IN ('read committed', 'read uncommitted') THEN
         SELECT * INTO v_source FROM tributary.sources s WHERE s.name = p_source AND s.kind = 'published';
         IF FOUND THEN
             PERFORM pg_advisory_xact_lock_shared(1953655138, -v_source.id);
