@@ -313,6 +313,26 @@ TEST_CASE("publish: only the login roles a source names, and nothing else", "[pu
         CHECK(db.scalar("SELECT string_agg(event_key, ',' ORDER BY seq) FROM tributary.events") == "o-1,o-2,o-4");
         db.exec("DROP FUNCTION public.publish_for_anyone(text)");
     }
+    SECTION("membership counts through other roles, and for a NOINHERIT login after SET ROLE") {
+        LoginRole team(db, "team"), member(db, "member"), strict(db, "strict");
+        db.exec("GRANT " + orders_writers.name() + " TO " + team.name());
+        db.exec("GRANT " + team.name() + " TO " + member.name());
+        run_tributary(db.url(), {"grant", "publisher", member.name()});
+        CHECK(failure_of(as_user(db.url(), member.name()), publish_one("pub.orders", "m-1")).sqlstate.empty());
+        // A NOINHERIT login holds none of tributary_publisher's privileges
+        // until it takes the role; its membership of the publishers counts.
+        db.exec("ALTER ROLE " + strict.name() + " NOINHERIT");
+        db.exec("GRANT " + orders_writers.name() + " TO " + strict.name());
+        run_tributary(db.url(), {"grant", "publisher", strict.name()});
+        CHECK(failure_of(as_user(db.url(), strict.name()), publish_one("pub.orders", "s-1")).sqlstate == "42501");
+        CHECK(failure_of([&] {
+                  pqxx::connection c(as_user(db.url(), strict.name()));
+                  pqxx::nontransaction tx(c);
+                  tx.exec("SET ROLE tributary_publisher");
+                  tx.exec(publish_one("pub.orders", "s-2"));
+              }).sqlstate.empty());
+        CHECK(db.scalar("SELECT string_agg(event_key, ',' ORDER BY seq) FROM tributary.events") == "o-1,o-2,m-1,s-2");
+    }
     SECTION("a listed role that no longer exists lets nobody publish") {
         LoginRole gone(db, "gone");
         run_tributary(db.url(), {"source", "add", "pub.gone", "--published", "--publisher", gone.name()});
