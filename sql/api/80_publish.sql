@@ -33,7 +33,7 @@
 -- a source removed meanwhile is seen gone. Not a row lock: a KEY SHARE lock
 -- taken by many publishing sessions at once makes a new multixact per
 -- publish (measured: 6 000 a second, 70 000 members a second, from 16
--- sessions; and half the throughput), which autovacuum must then freeze.
+-- sessions; and up to half the throughput), which autovacuum must freeze.
 -- In REPEATABLE READ or SERIALIZABLE the snapshot is the transaction's: a
 -- removal committed after it would not be seen, so there the row is locked
 -- FOR KEY SHARE instead, as before, which `source remove` waits for too

@@ -99,7 +99,8 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
         consumer_options.idle_max = std::chrono::seconds(5);
     }
     // A fixed fallback instead: where every writer hints (loaders, receivers,
-    // publish), reading more often while idle only costs the database.
+    // publish), reading more often while idle only costs the database. What
+    // nobody hints (a retry falling due, a lease running out) waits for it.
     if (!options.idle_poll.empty())
         consumer_options.idle_min = consumer_options.idle_max = parse_duration(options.idle_poll);
     Wakeup& wakeup = hints ? static_cast<Wakeup&>(*hints) : pause;
@@ -141,8 +142,9 @@ void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& act
     cmd->add_flag("--poll-only", options->poll_only,
                   "no LISTEN (e.g. behind a transaction-pooling proxy): poll every 50 ms doubling to 1 s while idle");
     cmd->add_option("--idle-poll", options->idle_poll,
-                    "while idle, read again after this long when no hint came (default: 50 ms doubling to 5 s, "
-                    "or to 1 s with --poll-only)")
+                    "while idle, read again after this long when no hint came; retries falling due and other "
+                    "consumers' expired leases wait for such a read (default: 50 ms doubling to 5 s, or to 1 s "
+                    "with --poll-only)")
         ->check(duration_value());
     cmd->add_option("--shutdown-timeout", options->shutdown_timeout,
                     "on a stop, how long batches in hand may still run before they are abandoned")
