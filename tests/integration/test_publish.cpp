@@ -210,9 +210,23 @@ TEST_CASE("a consumer group reads published events, woken by the commit's hint",
     };
     REQUIRE(publish_and_wait("o-1", 1));
     // Acked: the consumer's next read (ack and read in one statement) found
-    // nothing, and it waits for a hint; o-2 commits after that read.
+    // nothing; o-2 commits after that read. And no read since, for 500 ms:
+    // a wake-up still pending from o-1's hint or the listener's connect
+    // would have read again at once, and might have found o-2 by itself.
     REQUIRE(wait_until(
         [&] { return rig.group("g").at("events_behind") == 0 && rig.group("g").at("batches_in_flight") == 0; }, 20s));
+    const auto last_read = [&] {
+        return rig.db().scalar(
+            "SELECT max(state_change) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND state = 'idle' AND query LIKE '%consumer_next%'");
+    };
+    REQUIRE(wait_until(
+        [&] {
+            const auto before = last_read();
+            std::this_thread::sleep_for(500ms);
+            return before != "NULL" && last_read() == before;
+        },
+        20s));
     REQUIRE(publish_and_wait("o-2", 2));
 
     consumer.signal(SIGTERM);
