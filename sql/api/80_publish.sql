@@ -32,8 +32,9 @@
 -- events; the row is read again after the lock, with a fresh snapshot, so
 -- a source removed meanwhile is seen gone. Not a row lock: a KEY SHARE lock
 -- taken by many publishing sessions at once makes a new multixact per
--- publish (measured: 6 000 a second, 70 000 members a second, from 16
--- sessions; and up to half the throughput), which autovacuum must freeze.
+-- publish (measured from 16 sessions: one per publish, 11 to 16 members
+-- each, 10 000 a second at 10 000 publishes a second), which autovacuum
+-- must then freeze; the throughput was about the same.
 -- In REPEATABLE READ or SERIALIZABLE the snapshot is the transaction's: a
 -- removal committed after it would not be seen, so there the row is locked
 -- FOR KEY SHARE instead, as before, which `source remove` waits for too
