@@ -97,6 +97,20 @@ bool Cluster::wait_for_lock_held_by(const std::string& application_name, std::ch
     return false;
 }
 
+bool Cluster::wait_for_statement(const std::string& application_name, const std::string& statement,
+                                 std::chrono::milliseconds timeout) const {
+    // One session for the whole wait, as above: a commit lasts milliseconds.
+    pqxx::connection connection(url() + "&connect_timeout=5");
+    const std::string sql = "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND application_name = " +
+                            quoted(application_name) + " AND query ILIKE " + quoted(statement + "%");
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        pqxx::nontransaction tx(connection);
+        if (tx.exec(sql)[0][0].as<int>() > 0) return true;
+    }
+    return false;
+}
+
 int Cluster::terminate_application(const std::string& application_name) {
     const auto rows = query(
         "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = " +

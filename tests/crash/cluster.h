@@ -36,6 +36,11 @@ public:
     /// application_name holds one of tributary's advisory locks: the loader is
     /// in the middle of a source's turn. False when none came.
     bool wait_for_lock_held_by(const std::string& application_name, std::chrono::milliseconds timeout) const;
+    /// Waits (up to `timeout`) for a moment when a session with this
+    /// application_name is running a statement whose text starts with
+    /// `statement` (e.g. COMMIT). False when none came.
+    bool wait_for_statement(const std::string& application_name, const std::string& statement,
+                            std::chrono::milliseconds timeout) const;
     /// pg_terminate_backend of every session with this application_name.
     int terminate_application(const std::string& application_name);
 

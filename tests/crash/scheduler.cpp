@@ -95,6 +95,7 @@ void Scheduler::run() {
         {static_cast<int>(Kind::sigterm_receiver), 0.5, false, true},
         {static_cast<int>(Kind::terminate_receiver_sessions), 1, false, true},
         {static_cast<int>(Kind::proxy_cut_after_receiver_commit), 1.5, true, true},
+        {static_cast<int>(Kind::kill9_receiver_mid_commit), 1.5, false, true},
     };
     std::vector<double> weights;
     for (const auto& k : kKinds)
@@ -161,7 +162,8 @@ bool Scheduler::inject(Kind kind) {
         }
         case Kind::kill9_receiver:
         case Kind::sigterm_receiver:
-        case Kind::terminate_receiver_sessions: return receiver_fault(kind);
+        case Kind::terminate_receiver_sessions:
+        case Kind::kill9_receiver_mid_commit: return receiver_fault(kind);
         default: return proxy_fault(kind);
     }
 }
@@ -177,6 +179,20 @@ bool Scheduler::receiver_fault(Kind kind) {
             tally_.fault("kill -9 receiver");
             say("kill -9 " + spec.name);
             return true;
+        case Kind::kill9_receiver_mid_commit: {
+            // A plain kill -9 rarely lands between a group commit's COMMIT
+            // and its answers. Here the receiver is frozen (SIGSTOP) while
+            // its COMMIT runs in the server, which completes it, and killed
+            // a moment later: its events stored, their answers never sent.
+            if (!cluster_.wait_for_statement(spec.name, "COMMIT", std::chrono::seconds(3))) return false;
+            if (!receivers_->pause(i)) return false;
+            tally_.fault("kill -9 receiver mid-commit (SIGSTOP during its COMMIT)");
+            say("SIGSTOP " + spec.name + " during its COMMIT; kill -9 follows");
+            later(between(300, 1500), [this, i, name = spec.name] {
+                if (receivers_->kill9(i)) say("kill -9 " + name + " (stopped mid-commit)");
+            });
+            return true;
+        }
         case Kind::sigterm_receiver:
             // It answers what it has queued, then exits 0; a blackholed commit could hold it up.
             if (!proxy_quiet() && spec.via_proxy) return false;

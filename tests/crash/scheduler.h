@@ -59,7 +59,8 @@ private:
         kill9_receiver,
         sigterm_receiver,
         terminate_receiver_sessions,
-        proxy_cut_after_receiver_commit
+        proxy_cut_after_receiver_commit,
+        kill9_receiver_mid_commit
     };
     struct Pending {
         std::chrono::steady_clock::time_point at;
