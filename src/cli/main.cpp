@@ -47,6 +47,7 @@ int run_cli(int argc, char** argv) {
     add_tail_command(app, global, action);
     add_dlq_commands(app, global, action);
     add_grant_command(app, global, action);
+    add_receive_command(app, global, action);
 
     try {
         app.parse(argc, argv);

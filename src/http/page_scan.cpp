@@ -4,23 +4,12 @@
 #include <utility>
 
 #include <spdlog/fmt/fmt.h>
-#include <nlohmann/json.hpp>
 
 #include "core/batch_rules.h"
+#include "json_key.h"
 
 namespace tributary {
 namespace {
-
-// A hostile number or name may be megabytes long, and messages are stored:
-// short, and printable ASCII only.
-std::string shown(std::string_view text) {
-    constexpr std::size_t kShown = 40;
-    std::string out(text.substr(0, kShown));
-    for (char& c : out)
-        if (c < 0x20 || c > 0x7e) c = '?';
-    if (text.size() > kShown) out += fmt::format("... ({} characters)", text.size());
-    return out;
-}
 
 /// What a container is to the loader, besides the path it lies on.
 enum class Role : std::uint8_t {
@@ -61,11 +50,7 @@ std::optional<std::int64_t> int64_of(std::string_view text) {
 }
 
 /// A scalar or container met at a key's or a time's place in a record.
-struct Met {
-    std::optional<JsonKind> kind;  ///< nothing: not met
-    std::string_view text;         ///< a scalar's text in the body
-    JsonString string;             ///< a string's token
-};
+using Met = JsonMet;
 
 /// One record as read so far.
 struct RecordFields {
@@ -246,13 +231,15 @@ private:
     }
 
     void duplicate(const PathNode& object, const PathNode& member) {
-        const std::string where = object.pointer.empty() ? "" : " in " + shown(object.pointer);
+        const std::string where = object.pointer.empty() ? "" : " in " + shown_json_text(object.pointer);
         if (in_record_) {
-            if (record_.duplicate.empty()) record_.duplicate = fmt::format("\"{}\"{}", shown(member.name), where);
+            if (record_.duplicate.empty())
+                record_.duplicate = fmt::format("\"{}\"{}", shown_json_text(member.name), where);
         } else if (!out_.document_problem) {
-            out_.document_problem = fmt::format(
-                "duplicate member \"{}\" {}", shown(member.name),
-                object.pointer.empty() ? "in the top-level object" : "in the object at " + shown(object.pointer));
+            out_.document_problem =
+                fmt::format("duplicate member \"{}\" {}", shown_json_text(member.name),
+                            object.pointer.empty() ? "in the top-level object"
+                                                   : "in the object at " + shown_json_text(object.pointer));
         }
     }
 
@@ -317,7 +304,7 @@ private:
     // no formatting.
     std::string label(const RecordKey& key) const {
         if (paths_.keyed_by_id) return fmt::format("{} #{} (id {})", paths_.record_noun, record_.index, key.id);
-        return fmt::format("{} #{} (key {})", paths_.record_noun, record_.index, shown(key.text));
+        return fmt::format("{} #{} (key {})", paths_.record_noun, record_.index, shown_json_text(key.text));
     }
 
     std::optional<std::string> time_problem(const RecordKey& key) const {
@@ -332,61 +319,22 @@ private:
     // The key (its id, or its text), or why the record has none.
     std::optional<std::string> read_key(RecordKey& key) const {
         if (paths_.keyed_by_id) return read_id(record_.key_parts.front(), key.id);
-        if (record_.key_parts.size() == 1) return read_key_part(0, key.text);
-        key.text = "[";
-        std::string part;
-        for (std::size_t i = 0; i < record_.key_parts.size(); ++i) {
-            if (auto why = read_key_part(i, part)) return why;
-            if (i > 0) key.text += ',';
-            key.text += part;
-        }
-        key.text += ']';
-        if (key.text.size() > kMaxKeyBytes)
-            return fmt::format("the key {} is {} bytes, more than the {} a key may have", shown(key.text),
-                               key.text.size(), kMaxKeyBytes);
-        return std::nullopt;
+        return key_text(record_.key_parts, paths_.key_names, key.text);
     }
 
     std::optional<std::string> read_id(const Met& part, std::int64_t& id) const {
         const std::string& name = paths_.key_names.front();
         if (!part.kind) return fmt::format("{} is missing", name);
         if (*part.kind == JsonKind::floating)
-            return fmt::format("{} is a floating-point number ({}), expected an integer", name, shown(part.text));
+            return fmt::format("{} is a floating-point number ({}), expected an integer", name,
+                               shown_json_text(part.text));
         if (*part.kind != JsonKind::integer)
             return fmt::format("{} is {}, expected an integer", name, describe(*part.kind));
         const auto value = int64_of(part.text);
-        if (!value) return fmt::format("{} {} is out of the 64-bit signed integer range", name, shown(part.text));
+        if (!value)
+            return fmt::format("{} {} is out of the 64-bit signed integer range", name, shown_json_text(part.text));
         id = *value;
         return std::nullopt;
-    }
-
-    // Part `i` of a key keyed by text: a string decoded, an integer's digits
-    // as sent; within a composite key, as its JSON array writes it.
-    std::optional<std::string> read_key_part(std::size_t i, std::string& text) const {
-        const Met& part = record_.key_parts[i];
-        const std::string& name = paths_.key_names[i];
-        const bool composite = record_.key_parts.size() > 1;
-        if (!part.kind) return fmt::format("{} is missing", name);
-        if (*part.kind == JsonKind::integer) {
-            if (part.text.size() > kMaxKeyBytes) return too_long(name);
-            text = std::string(part.text);
-            return std::nullopt;
-        }
-        if (*part.kind == JsonKind::floating)
-            return fmt::format("{} is a floating-point number ({}), expected a string or an integer", name,
-                               shown(part.text));
-        if (*part.kind != JsonKind::string)
-            return fmt::format("{} is {}, expected a string or an integer", name, describe(*part.kind));
-        if (part.string.raw.empty()) return fmt::format("{} is an empty string", name);
-        if (part.string.has_nul) return fmt::format("{} holds U+0000, which PostgreSQL cannot store", name);
-        auto decoded = decoded_json_string(part.string, kMaxKeyBytes);
-        if (!decoded) return too_long(name);
-        text = composite ? nlohmann::json(std::move(*decoded)).dump() : std::move(*decoded);
-        return std::nullopt;
-    }
-
-    static std::string too_long(const std::string& name) {
-        return fmt::format("{} is longer than the {} bytes a key may have", name, kMaxKeyBytes);
     }
 
     // A time as the paging reads it: a string decoded, a number as sent.

@@ -1,8 +1,6 @@
 #include "metrics_server.h"
 
 #include <microhttpd.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +16,7 @@
 #include <utility>
 
 #include "core/names.h"
+#include "listen_socket.h"
 #include "waiting_connections.h"
 
 namespace tributary::metrics {
@@ -81,42 +80,6 @@ unsigned connection_limit() {
     rlimit limit{};
     if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMaxConnections;
     return static_cast<unsigned>(std::clamp<rlim_t>(limit.rlim_cur / 2, 2 * kHeadroom, kMaxConnections));
-}
-
-/// Our own socket rather than libmicrohttpd's: HOST may be a name or IPv6,
-/// and a failure can say which address could not be had.
-int open_listener(const std::string& address) {
-    const auto [host, port] = split_address(address);
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    addrinfo* found = nullptr;
-    const std::string service = std::to_string(port);
-    if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || !found)
-        throw std::runtime_error("cannot listen on " + address + " for metrics: unknown host");
-    int fd = -1;
-    for (auto* ai = found; ai && fd < 0; ai = ai->ai_next) {
-        fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0) continue;
-        const int on = 1;
-        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-        if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
-            ::close(fd);
-            fd = -1;
-        }
-    }
-    ::freeaddrinfo(found);
-    if (fd < 0) throw std::runtime_error("cannot listen on " + address + " for metrics: is the port in use?");
-    return fd;
-}
-
-int bound_port(int fd) {
-    sockaddr_storage addr{};
-    socklen_t length = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-    if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
-    return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
 }
 
 MHD_Result send_answer(MHD_Connection* connection, const Answer& answer) {
@@ -318,7 +281,7 @@ MetricsServer::MetricsServer(const std::string& address, std::function<std::stri
     state_->scrape = std::move(scrape);
     state_->health = std::move(health);
     state_->nudge = std::move(nudge);
-    const int listener = open_listener(address);
+    const int listener = open_listener(address, "for metrics");
     port_ = bound_port(listener);
     // One internal thread polls every connection (epoll on Linux): a slow
     // client costs a slot and its memory pool, never a thread.

@@ -11,10 +11,10 @@ namespace tributary::webhook {
 /// A request as the HTTP adapter received it, whole: the receiver needs no
 /// more of HTTP than this.
 struct IncomingRequest {
-    std::string method;       ///< "POST", ...
-    std::string path;         ///< without the query, e.g. /sources/orders/events
-    std::string_view body;    ///< raw bytes, as signed
-    std::string content_type; ///< "" when none
+    std::string method;        ///< "POST", ...
+    std::string path;          ///< without the query, e.g. /sources/orders/events
+    std::string_view body;     ///< raw bytes, as signed
+    std::string content_type;  ///< "" when none
     /// A request header's value by name (case-insensitive), none when absent.
     std::function<std::optional<std::string>(std::string_view name)> header;
 };
@@ -59,10 +59,10 @@ public:
 class WebhookReceiver {
 public:
     struct Options {
-        std::size_t max_queued_events = 20000;           ///< beyond: 503
+        std::size_t max_queued_events = 20000;            ///< beyond: 503
         std::size_t max_queued_bytes = 64 * 1024 * 1024;  ///< of payloads; beyond: 503
-        std::size_t max_commit_events = 5000;            ///< events of one group commit, at most
-        std::chrono::milliseconds refresh_every{1000};   ///< the catalogue read again
+        std::size_t max_commit_events = 5000;             ///< events of one group commit, at most
+        std::chrono::milliseconds refresh_every{1000};    ///< the catalogue read again
         std::chrono::seconds retry_after{1};
     };
     /// Variables by name from the receiver's environment (std::getenv in the CLI).

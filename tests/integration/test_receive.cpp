@@ -1,0 +1,336 @@
+// `tributary receive` over real HTTP (issue 15): a child process logged in as
+// a member of tributary_receiver only, senders posting with cpp-httplib (or a
+// raw socket where a client library would not misbehave enough), and what
+// the database then holds.
+
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "support/child_process.h"
+#include "support/login_role.h"
+#include "support/test_database.h"
+#include "support/tributary_cli.h"
+#include "webhook/hmac_sha256.h"
+
+using namespace tributary::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kGithubSecret = "gh-secret-1";
+const std::string kStripeSecret = "whsec_test_2";
+const std::string kToken = "bearer-token-3";
+
+/// A database with one source of each kind of authentication, and a receiver on it.
+class ReceiverRig {
+public:
+    explicit ReceiverRig(std::vector<std::string> flags = {}) {
+        db.exec("GRANT tributary_receiver TO " + role.name());
+        add({"gh", "--signature", "github", "--hmac-secret-env", "GH_SECRET"});
+        add({"stripe", "--signature", "stripe", "--hmac-secret-env", "STRIPE_SECRET"});
+        add({"bearer", "--bearer-token-env", "HOOK_TOKEN"});
+        add({"open", "--insecure-no-auth"});
+        add({"other", "--insecure-no-auth", "--max-body-bytes", "4096"});
+        add({"paused", "--insecure-no-auth"});
+        run_tributary(db.url(), {"source", "pause", "paused"});
+        start(std::move(flags));
+    }
+
+    void start(std::vector<std::string> flags = {}) {
+        std::vector<std::string> args{"receive", "--listen", "127.0.0.1:0"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        receiver = std::make_unique<ChildProcess>(
+            tributary_args(as_user(db.url(), role.name()), args),
+            std::vector<std::string>{"GH_SECRET=" + kGithubSecret, "STRIPE_SECRET=" + kStripeSecret,
+                                     "HOOK_TOKEN=" + kToken});
+        port = std::stoi(wait_for_log(*receiver, R"(receiving webhooks on \S+ \(port (\d+)\))"));
+    }
+
+    httplib::Result post(const std::string& source, const std::string& body, const httplib::Headers& headers = {},
+                         const std::string& type = "application/json") {
+        httplib::Client client("127.0.0.1", port);
+        client.set_read_timeout(60, 0);
+        return client.Post(("/sources/" + source + "/events").c_str(), headers, body, type.c_str());
+    }
+
+    std::size_t stored(const std::string& source) const {
+        return std::stoul(db.scalar(
+            "SELECT count(*) FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id WHERE s.name = '" +
+            source + "'"));
+    }
+
+    TestDatabase db;
+    LoginRole role{db, "receiver"};
+    std::unique_ptr<ChildProcess> receiver;
+    int port = 0;
+
+private:
+    void add(std::vector<std::string> flags) {
+        flags.insert(flags.begin(), {"source", "add"});
+        flags.insert(flags.begin() + 3, "--push");
+        run_tributary(db.url(), flags);
+    }
+};
+
+httplib::Headers github_headers(const std::string& body, const std::string& secret = kGithubSecret) {
+    return {
+        {"X-Hub-Signature-256", "sha256=" + tributary::webhook::to_hex(tributary::webhook::hmac_sha256(secret, body))}};
+}
+
+httplib::Headers stripe_headers(const std::string& body, std::time_t at = std::time(nullptr)) {
+    const auto t = std::to_string(at);
+    return {{"Stripe-Signature",
+             "t=" + t +
+                 ",v1=" + tributary::webhook::to_hex(tributary::webhook::hmac_sha256(kStripeSecret, t + "." + body))}};
+}
+
+int status_of(const httplib::Result& result) { return result ? result->status : 0; }
+
+/// A raw connection to the receiver, for what no client library sends.
+class RawConnection {
+public:
+    explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(port));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        timeval timeout{60, 0};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    }
+    ~RawConnection() { ::close(fd_); }
+    /// false once the receiver has closed the connection.
+    bool send(const std::string& bytes) { return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) >= 0; }
+    /// Everything until the receiver closes the connection (or a minute passes).
+    std::string read_to_end() {
+        std::string out;
+        char buffer[4096];
+        for (;;) {
+            const auto n = ::recv(fd_, buffer, sizeof buffer, 0);
+            if (n <= 0) return out;
+            out.append(buffer, static_cast<std::size_t>(n));
+        }
+    }
+
+private:
+    int fd_;
+};
+
+}  // namespace
+
+TEST_CASE("receive: a GitHub-signed request is stored once, its repeat answered 200 storing nothing", "[receive]") {
+    ReceiverRig rig;
+    const std::string body = R"({"id": 1, "action": "opened"})";
+    const auto first = rig.post("gh", body, github_headers(body));
+    REQUIRE(status_of(first) == 201);
+    CHECK(nlohmann::json::parse(first->body).at("stored") == 1);
+    CHECK(rig.stored("gh") == 1);
+
+    const auto again = rig.post("gh", body, github_headers(body));
+    REQUIRE(status_of(again) == 200);
+    CHECK(nlohmann::json::parse(again->body).at("stored") == 0);
+    CHECK(rig.stored("gh") == 1);
+    CHECK(rig.db.scalar("SELECT payload->>'action' FROM tributary.events WHERE event_key = '1'") == "opened");
+}
+
+TEST_CASE("receive: Stripe-signed and bearer requests are stored", "[receive]") {
+    ReceiverRig rig;
+    const std::string body = R"({"id": "evt_1", "type": "charge.succeeded"})";
+    CHECK(status_of(rig.post("stripe", body, stripe_headers(body))) == 201);
+    CHECK(rig.stored("stripe") == 1);
+    CHECK(status_of(rig.post("bearer", R"({"id": 7})", {{"Authorization", "Bearer " + kToken}})) == 201);
+    CHECK(rig.stored("bearer") == 1);
+}
+
+TEST_CASE("receive: every tampering is refused 401 and stores nothing", "[receive]") {
+    ReceiverRig rig;
+    const std::string body = R"({"id": 2, "amount": 100})";
+    std::string tampered = body;
+    tampered[tampered.size() - 3] = '9';  // one byte of the body
+    CHECK(status_of(rig.post("gh", tampered, github_headers(body))) == 401);
+    CHECK(status_of(rig.post("gh", body, github_headers(body, "wrong-secret"))) == 401);
+    CHECK(status_of(rig.post("gh", body)) == 401);  // no signature header
+    CHECK(status_of(rig.post("stripe", body, stripe_headers(body, std::time(nullptr) - 3600))) == 401);  // stale
+    CHECK(status_of(rig.post("stripe", tampered, stripe_headers(body))) == 401);
+    CHECK(status_of(rig.post("bearer", body, {{"Authorization", "Bearer not-" + kToken}})) == 401);
+    CHECK(status_of(rig.post("bearer", body)) == 401);
+    CHECK(rig.stored("gh") == 0);
+    CHECK(rig.stored("stripe") == 0);
+    CHECK(rig.stored("bearer") == 0);
+}
+
+TEST_CASE("receive: unknown source 404, paused 503, oversize 413, bad bodies 400 with the reason", "[receive]") {
+    ReceiverRig rig;
+    CHECK(status_of(rig.post("nosuch", R"({"id": 1})")) == 404);
+    const auto paused = rig.post("paused", R"({"id": 1})");
+    CHECK(status_of(paused) == 503);
+    CHECK(paused->has_header("Retry-After"));
+    CHECK(status_of(rig.post("other", R"({"id": 1, "pad": ")" + std::string(5000, 'x') + "\"}")) == 413);
+
+    const auto invalid = rig.post("open", R"({"id": 1,)");
+    CHECK(status_of(invalid) == 400);
+    CHECK_FALSE(nlohmann::json::parse(invalid->body).at("error").get<std::string>().empty());
+    const auto keyless = rig.post("open", R"({"name": "no id"})");
+    CHECK(status_of(keyless) == 400);
+    CHECK_THAT(keyless->body, Catch::Contains("/id"));
+    CHECK(rig.stored("open") == 0);
+    CHECK(rig.stored("paused") == 0);
+}
+
+TEST_CASE("receive: array and NDJSON bodies are stored all or nothing", "[receive]") {
+    ReceiverRig rig;
+    CHECK(status_of(rig.post("open", R"([{"id": 1}, {"id": 2}, {"nokey": 3}])")) == 400);
+    CHECK(status_of(rig.post("open", "{\"id\": 4}\n{\"id\": 5}\n{\"id\": \n", {}, "application/x-ndjson")) == 400);
+    CHECK(rig.stored("open") == 0);
+
+    const auto array = rig.post("open", R"([{"id": 1}, {"id": 2}, {"id": 3}])");
+    REQUIRE(status_of(array) == 201);
+    CHECK(nlohmann::json::parse(array->body).at("stored") == 3);
+    const auto ndjson = rig.post("open", "{\"id\": 3}\n{\"id\": 4}\n{\"id\": 5}\n", {}, "application/x-ndjson");
+    REQUIRE(status_of(ndjson) == 201);
+    CHECK(nlohmann::json::parse(ndjson->body).at("stored") == 2);
+    CHECK(rig.stored("open") == 5);
+    CHECK(rig.db.scalar("SELECT string_agg(event_key, ',' ORDER BY seq) FROM tributary.events") == "1,2,3,4,5");
+}
+
+TEST_CASE("receive: the Idempotency-Key header keys a request's events", "[receive]") {
+    ReceiverRig rig;
+    CHECK(status_of(rig.post("open", R"({"no": "id"})", {{"Idempotency-Key", "req-1"}})) == 201);
+    CHECK(status_of(rig.post("open", R"({"no": "id"})", {{"Idempotency-Key", "req-1"}})) == 200);
+    CHECK(rig.db.scalar("SELECT string_agg(event_key, ',') FROM tributary.events") == "req-1");
+}
+
+TEST_CASE("receive: while the database cannot be reached 503 with Retry-After, then the same request is stored",
+          "[receive]") {
+    ReceiverRig rig;
+    const std::string body = R"({"id": 10})";
+    REQUIRE(status_of(rig.post("open", R"({"id": 9})")) == 201);
+    // The receiver's sessions ended, and no new ones allowed.
+    const auto database = rig.db.scalar("SELECT current_database()");
+    rig.db.exec("REVOKE CONNECT ON DATABASE " + database + " FROM PUBLIC");
+    rig.db.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '" + rig.role.name() + "'");
+    const auto refused = rig.post("open", body);
+    CHECK(status_of(refused) == 503);
+    REQUIRE(refused);
+    CHECK(refused->has_header("Retry-After"));
+    CHECK(rig.stored("open") == 1);
+
+    rig.db.exec("GRANT CONNECT ON DATABASE " + database + " TO PUBLIC");
+    int status = 0;
+    for (int attempt = 0; attempt < 100 && status != 201; ++attempt) {
+        status = status_of(rig.post("open", body));
+        if (status != 201) std::this_thread::sleep_for(100ms);
+    }
+    CHECK(status == 201);
+    CHECK(rig.stored("open") == 2);
+}
+
+TEST_CASE("receive: hostile bodies are answered and harm no other source", "[receive]") {
+    ReceiverRig rig({"--request-timeout", "2s"});
+    std::size_t other_stored = 0;
+    const auto other_still_works = [&] {
+        const auto id = std::to_string(++other_stored);
+        CHECK(status_of(rig.post("other", R"({"id": )" + id + "}")) == 201);
+        CHECK(rig.stored("other") == other_stored);
+    };
+
+    SECTION("deep nesting") {
+        CHECK(status_of(rig.post("open", std::string(100000, '[') + std::string(100000, ']'))) == 400);
+        CHECK(status_of(rig.post(
+                  "open", R"({"id": 1, "x": )" + std::string(100000, '[') + std::string(100000, ']') + "}")) == 400);
+    }
+    SECTION("NUL") {
+        std::string raw_nul = R"({"id": 1, "x": "a)";
+        raw_nul += '\0';
+        raw_nul += R"(b"})";
+        CHECK(status_of(rig.post("open", raw_nul)) == 400);
+        CHECK(status_of(rig.post("open", R"({"id": 1, "x": "a\u0000b"})")) == 400);
+    }
+    SECTION("invalid UTF-8") {
+        CHECK(status_of(rig.post("open", "{\"id\": 1, \"x\": \"\xff\xfe\"}")) == 400);
+        CHECK(status_of(rig.post("open", "{\"id\": \"\xc3\x28\"}")) == 400);
+    }
+    SECTION("100 MB announced by Content-Length") {
+        RawConnection raw(rig.port);
+        raw.send(
+            "POST /sources/open/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "Content-Length: 104857600\r\n\r\n");
+        const auto answer = raw.read_to_end();
+        CHECK_THAT(answer, Catch::StartsWith("HTTP/1.1 413"));
+    }
+    SECTION("100 MB chunked, without Content-Length") {
+        httplib::Client client("127.0.0.1", rig.port);
+        client.set_write_timeout(60, 0);
+        client.set_read_timeout(60, 0);
+        const std::string chunk(1024 * 1024, ' ');
+        std::size_t sent = 0;
+        const auto result = client.Post(
+            "/sources/open/events",
+            [&](std::size_t, httplib::DataSink& sink) {
+                if (sent == 0) sink.write("{\"id\": 1, \"x\": \"", 16);
+                if (sent >= 100) {
+                    sink.done();
+                    return true;
+                }
+                ++sent;
+                return sink.write(chunk.data(), chunk.size());
+            },
+            "application/json");
+        // Refused as soon as it grew past the limit: 413, or (if the answer
+        // came while the sender was still writing) the connection closed on it.
+        if (result) CHECK(result->status == 413);
+        CHECK(sent < 100);
+    }
+    SECTION("a slow drip is cut") {
+        RawConnection raw(rig.port);
+        const std::string request =
+            "POST /sources/open/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+            "200\r\n\r\n";
+        REQUIRE(raw.send(request));
+        // A byte every 100 ms would take 20 s; the receiver cuts it after its 2 s.
+        bool open = true;
+        for (int i = 0; i < 200 && open; ++i) {
+            open = raw.send("{");
+            std::this_thread::sleep_for(100ms);
+            if (i == 5) other_still_works();
+        }
+        CHECK_FALSE(open);
+    }
+    CHECK(rig.stored("open") == 0);
+    other_still_works();
+}
+
+TEST_CASE("receive: a consumer group reads pushed events like any other", "[receive]") {
+    ReceiverRig rig;
+    run_tributary(rig.db.url(), {"group", "create", "billing", "--pattern", "open", "--from", "beginning"});
+    REQUIRE(status_of(rig.post("open", R"([{"id": "a", "n": 1}, {"id": "b", "n": 2}])")) == 201);
+    const auto events = nlohmann::json::parse(
+        rig.db.scalar("SELECT events FROM tributary.consumer_next('billing', 'test-consumer', 10)"));
+    REQUIRE(events.size() == 2);
+    CHECK(events[0].at("source") == "open");
+    CHECK(events[0].at("event_key") == "a");
+    CHECK(events[1].at("payload").at("n") == 2);
+}
+
+TEST_CASE("receive: SIGTERM answers the requests in hand and exits 0", "[receive]") {
+    ReceiverRig rig;
+    CHECK(status_of(rig.post("open", R"({"id": 1})")) == 201);
+    rig.receiver->signal(SIGTERM);
+    CHECK(rig.receiver->wait_for(30s) == 0);
+    CHECK(status_of(rig.post("open", R"({"id": 2})")) == 0);  // no longer listening
+    CHECK(rig.stored("open") == 1);
+}
