@@ -150,7 +150,7 @@ int run_load(const Options& options, MakeWorker make_worker) {
         if (status >= 0) std::printf(" status_%d=%lld", status, count);
     std::printf(" errors=%lld connects=%lld client_cpu_s=%.2f\n", statuses.count(-1) ? statuses[-1] : 0LL, connects,
                 cpu);
-    if (!error.empty()) std::fprintf(stderr, "first error: %s\n", error.c_str());
+    if (!error.empty()) std::fprintf(stderr, "first refusal or error: %s\n", error.c_str());
 
     if (keep_keys) {
         std::ofstream out(options.acknowledged_file);

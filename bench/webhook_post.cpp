@@ -13,6 +13,7 @@
 //
 // Prints one line (bench/load_run.h): requests, posts/s, p50/p99/max latency,
 // a count per status, transport errors, connections opened, client CPU.
+// The first answer other than 201 goes to stderr with its body (why it was refused).
 // ACKNOWLEDGED_FILE, when given, receives every key answered 201, a line each.
 // Exit 1 when a sender could not start, 2 on bad usage.
 #include <cstdio>
@@ -27,7 +28,11 @@
 
 namespace {
 
-size_t discard(char*, size_t size, size_t count, void*) { return size * count; }
+// The answer's body is kept (it is short): the first refused post's is shown, to say why.
+size_t keep(char* data, size_t size, size_t count, void* out) {
+    static_cast<std::string*>(out)->append(data, size * count);
+    return size * count;
+}
 
 // One sender: its own easy handle, whose connection libcurl keeps alive between posts.
 class Sender {
@@ -36,12 +41,16 @@ public:
         if (!curl_) throw std::runtime_error("curl_easy_init failed");
         curl_easy_setopt(curl_.get(), CURLOPT_URL, url.c_str());
         curl_easy_setopt(curl_.get(), CURLOPT_POST, 1L);
-        curl_easy_setopt(curl_.get(), CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(curl_.get(), CURLOPT_WRITEFUNCTION, keep);
+        curl_easy_setopt(curl_.get(), CURLOPT_WRITEDATA, &answer_);
         curl_easy_setopt(curl_.get(), CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(curl_.get(), CURLOPT_TCP_NODELAY, 1L);
         // A stuck receiver shows as errors, not as a benchmark that never ends.
         curl_easy_setopt(curl_.get(), CURLOPT_TIMEOUT, 30L);
     }
+    // Never moved: libcurl holds the address of answer_ (run_load builds it in place).
+    Sender(Sender&&) = delete;
+    Sender& operator=(Sender&&) = delete;
 
     int send(const std::string& key, long long n, std::string& error) {
         const std::string body = bench::event_payload(key, n);
@@ -56,6 +65,7 @@ public:
         curl_easy_setopt(curl_.get(), CURLOPT_HTTPHEADER, headers);
         curl_easy_setopt(curl_.get(), CURLOPT_POSTFIELDS, body.c_str());
         curl_easy_setopt(curl_.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+        answer_.clear();
         const CURLcode code = curl_easy_perform(curl_.get());
         curl_slist_free_all(headers);
         if (code != CURLE_OK) {
@@ -67,6 +77,7 @@ public:
         long opened = 0;
         curl_easy_getinfo(curl_.get(), CURLINFO_NUM_CONNECTS, &opened);
         connects_ += opened;
+        if (status != 201 && error.empty()) error = "HTTP " + std::to_string(status) + ": " + answer_;
         return static_cast<int>(status);
     }
 
@@ -78,6 +89,7 @@ private:
     };
     std::unique_ptr<CURL, Cleanup> curl_;
     std::string secret_;
+    std::string answer_;
     long long connects_ = 0;
 };
 
