@@ -16,6 +16,11 @@ BEGIN
     -- Wait for a batch being stored right now: it moves the cursor row
     -- first, in its own transaction; once it is done, its events are seen.
     PERFORM 1 FROM tributary.cursors WHERE source_id = OLD.id FOR UPDATE;
+    -- And for the transactions publishing to it (api/80_publish.sql): in
+    -- READ COMMITTED they hold its publish lock shared until they end (in
+    -- REPEATABLE READ a KEY SHARE lock on the row, which the DELETE waits
+    -- for); one that comes after this lock finds the row gone.
+    PERFORM pg_advisory_xact_lock(1953655138, -OLD.id);
     IF EXISTS (SELECT 1 FROM tributary.events WHERE source_id = OLD.id) THEN
         RAISE EXCEPTION 'source "%" has stored events, and tributary never deletes events', OLD.name
             USING ERRCODE = '23503', HINT = 'Pause it instead: tributary source pause ' || OLD.name;

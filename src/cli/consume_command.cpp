@@ -35,6 +35,7 @@ struct ConsumeOptions {
     std::string shutdown_timeout = "30s";
     bool until_idle = false;
     bool poll_only = false;
+    std::string idle_poll;
 };
 
 std::string default_consumer_name() {
@@ -97,6 +98,11 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
         hints.emplace(db, postgres::HintChannel::Options{{postgres::kEventsChannel}, ""}, stop);
         consumer_options.idle_max = std::chrono::seconds(5);
     }
+    // A fixed fallback instead: where every writer hints (loaders, receivers,
+    // publish), reading more often while idle only costs the database. What
+    // nobody hints (a retry falling due, a lease running out) waits for it.
+    if (!options.idle_poll.empty())
+        consumer_options.idle_min = consumer_options.idle_max = parse_duration(options.idle_poll);
     Wakeup& wakeup = hints ? static_cast<Wakeup&>(*hints) : pause;
     Consumer consumer({[db, name = options.group] { return postgres::open_group_log(db, name); }, handler, wakeup},
                       consumer_options, stop);
@@ -135,6 +141,11 @@ void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& act
         ->check(duration_value());
     cmd->add_flag("--poll-only", options->poll_only,
                   "no LISTEN (e.g. behind a transaction-pooling proxy): poll every 50 ms doubling to 1 s while idle");
+    cmd->add_option("--idle-poll", options->idle_poll,
+                    "while idle, read again after this long when no hint came; retries falling due and other "
+                    "consumers' expired leases wait for such a read (default: 50 ms doubling to 5 s, or to 1 s "
+                    "with --poll-only)")
+        ->check(duration_value());
     cmd->add_option("--shutdown-timeout", options->shutdown_timeout,
                     "on a stop, how long batches in hand may still run before they are abandoned")
         ->capture_default_str()

@@ -13,11 +13,8 @@ namespace {
 /// The group roles by the short names the command takes (the full names
 /// are accepted too).
 const std::map<std::string, std::string> kGroupRoles = {
-    {"loader", "tributary_loader"},
-    {"consumer", "tributary_consumer"},
-    {"admin", "tributary_admin"},
-    {"receiver", "tributary_receiver"},
-    {"publisher", "tributary_publisher"},
+    {"loader", "tributary_loader"},     {"consumer", "tributary_consumer"},   {"admin", "tributary_admin"},
+    {"receiver", "tributary_receiver"}, {"publisher", "tributary_publisher"},
 };
 
 std::string group_role(const std::string& name) {
@@ -36,8 +33,7 @@ struct GrantOptions {
 
 void add_grant_command(CLI::App& app, const GlobalOptions& global, Action& action) {
     auto options = std::make_shared<GrantOptions>();
-    auto* cmd = app.add_subcommand(
-        "grant", "Make a PostgreSQL login role a member of one of tributary's group roles");
+    auto* cmd = app.add_subcommand("grant", "Make a PostgreSQL login role a member of one of tributary's group roles");
     cmd->add_option("ROLE", options->role, "loader, consumer, admin, receiver or publisher")->required();
     cmd->add_option("USER", options->user, "the login role (PostgreSQL user) to grant it to")->required();
     cmd->add_flag("--revoke", options->revoke, "take the membership away instead");

@@ -15,24 +15,34 @@ using Method = webhook::PushAuthentication::Method;
 
 /// An environment variable's name: what a shell can export.
 void check_variable(const std::string& flag, const std::string& name) {
-    const bool ok = !name.empty() && name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                            "0123456789_") == std::string::npos &&
+    const bool ok = !name.empty() &&
+                    name.find_first_not_of(
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                        "0123456789_") == std::string::npos &&
                     !(name[0] >= '0' && name[0] <= '9');
     if (!ok) throw UsageError("invalid " + flag + " '" + name + "': the name of an environment variable");
 }
 
 /// A request header's name (RFC 9110 token characters).
 void check_header_name(const std::string& flag, const std::string& name) {
-    const bool ok = !name.empty() && name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                            "0123456789!#$%&'*+-.^_`|~") == std::string::npos;
+    const bool ok = !name.empty() && name.find_first_not_of(
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                         "0123456789!#$%&'*+-.^_`|~") == std::string::npos;
     if (!ok) throw UsageError("invalid " + flag + " '" + name + "': a header name");
 }
 
 /// The flags each kind may be given (besides NAME and --help).
-const std::set<std::string> kPushFlags = {"--push",           "--key",           "--signature",
-                                          "--signature-header", "--signature-prefix", "--hmac-secret-env",
-                                          "--bearer-token-env", "--stripe-tolerance", "--key-header",
-                                          "--max-body-bytes",   "--insecure-no-auth"};
+const std::set<std::string> kPushFlags = {"--push",
+                                          "--key",
+                                          "--signature",
+                                          "--signature-header",
+                                          "--signature-prefix",
+                                          "--hmac-secret-env",
+                                          "--bearer-token-env",
+                                          "--stripe-tolerance",
+                                          "--key-header",
+                                          "--max-body-bytes",
+                                          "--insecure-no-auth"};
 const std::set<std::string> kPublishedFlags = {"--published", "--publisher"};
 
 /// Every flag given to `add` that `allowed` does not list, refused by name.
@@ -63,7 +73,8 @@ webhook::PushAuthentication authentication(const PushFlags& f) {
     }
     auth.method = Method::signature;
     auth.name = f.signature;
-    if (f.hmac_secret_env.empty()) throw UsageError("--signature needs --hmac-secret-env VAR (the shared secret's variable)");
+    if (f.hmac_secret_env.empty())
+        throw UsageError("--signature needs --hmac-secret-env VAR (the shared secret's variable)");
     check_variable("--hmac-secret-env", f.hmac_secret_env);
     auth.variable = f.hmac_secret_env;
     const bool custom = f.signature == "hmac-hex" || f.signature == "hmac-base64";
@@ -77,7 +88,8 @@ webhook::PushAuthentication authentication(const PushFlags& f) {
             throw UsageError("--stripe-tolerance must be 1s to 24h");
         auth.signature = webhook::stripe_signature(tolerance);
     } else if (custom) {
-        if (f.signature_header.empty()) throw UsageError("--signature " + f.signature + " needs --signature-header NAME");
+        if (f.signature_header.empty())
+            throw UsageError("--signature " + f.signature + " needs --signature-header NAME");
         check_header_name("--signature-header", f.signature_header);
         if (f.signature_prefix.find_first_of("\r\n") != std::string::npos)
             throw UsageError("invalid --signature-prefix: one line");
@@ -99,7 +111,8 @@ void PushFlags::declare(CLI::App& add) {
     add.add_option("--signature", signature,
                    "pushed: requests signed with HMAC-SHA256 of the body: github, stripe, hmac-hex or hmac-base64");
     add.add_option("--signature-header", signature_header, "pushed, hmac-hex/hmac-base64: the signature's header");
-    add.add_option("--signature-prefix", signature_prefix, "pushed, hmac-hex/hmac-base64: text before it, e.g. sha256=");
+    add.add_option("--signature-prefix", signature_prefix,
+                   "pushed, hmac-hex/hmac-base64: text before it, e.g. sha256=");
     add.add_option("--hmac-secret-env", hmac_secret_env,
                    "pushed: the receiver's environment variable holding the shared secret (stored: its name only)");
     add.add_option("--bearer-token-env", bearer_token_env,
@@ -112,7 +125,8 @@ void PushFlags::declare(CLI::App& add) {
                    "X-GitHub-Delivery)");
     add.add_option("--max-body-bytes", max_body_bytes, "pushed: larger requests are refused (413); default 1 MiB")
         ->check(decimal_in(1, static_cast<std::int64_t>(webhook::kLargestMaxBodyBytes)));
-    add.add_flag("--insecure-no-auth", insecure_no_auth, "pushed: accept requests from anyone who can reach the receiver");
+    add.add_flag("--insecure-no-auth", insecure_no_auth,
+                 "pushed: accept requests from anyone who can reach the receiver");
     add.add_option("--publisher", publishers,
                    "published: a role whose members may publish to it (repeatable; default tributary_publisher)");
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -40,6 +41,7 @@ struct ReceiveOptions {
     std::size_t max_queued_events = webhook::WebhookReceiver::Options{}.max_queued_events;
     unsigned max_connections = receiver::WebhookHttpServer::Options{}.max_connections;
     std::string request_timeout = "30s";
+    std::size_t max_body_bytes_in_flight = receiver::WebhookHttpServer::Options{}.max_body_bytes_in_flight;
 };
 
 /// How long, at a stop, requests already whole may take to be committed and
@@ -96,6 +98,11 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     webhook::WebhookReceiver receiver(
         catalog, store, receiver_options, from_environment, [] { return std::chrono::system_clock::now(); }, &metrics);
 
+    // The catalogue read once before the first request: requests that
+    // arrive together at the start are then answered from it, rather than
+    // 503 while the first read is under way.
+    spdlog::info("pushed sources take bodies of up to {} bytes", receiver.largest_body_bytes());
+
     std::optional<metrics::MetricsServer> metrics_server;
     if (!options.metrics_listen.empty()) {
         metrics_server.emplace(
@@ -104,6 +111,7 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     }
     receiver::WebhookHttpServer::Options server_options;
     server_options.max_connections = options.max_connections;
+    server_options.max_body_bytes_in_flight = options.max_body_bytes_in_flight;
     server_options.request_timeout =
         std::chrono::duration_cast<std::chrono::seconds>(parse_duration(options.request_timeout));
     if (server_options.request_timeout.count() < 1) server_options.request_timeout = std::chrono::seconds(1);
@@ -142,6 +150,10 @@ void add_receive_command(CLI::App& app, const GlobalOptions& global, Action& act
                     "a connection that takes longer to send a whole request (or idles this long) is closed")
         ->capture_default_str()
         ->check(duration_value());
+    cmd->add_option("--max-body-bytes-in-flight", options->max_body_bytes_in_flight,
+                    "bytes of request bodies all connections may hold at once; past it, 503 with Retry-After")
+        ->capture_default_str()
+        ->check(decimal_in(1024, std::numeric_limits<std::int64_t>::max()));
     cmd->callback([&global, &action, options] { action = [&global, options] { return receive(global, *options); }; });
 }
 

@@ -52,10 +52,8 @@ std::vector<std::string> redacted(const std::vector<std::string>& headers) {
 /// A pushed or published source in `source list`: no URL or timing; how it
 /// is authenticated (variable names only), keyed, or who may publish.
 nlohmann::json unasked_json(const postgres::SourceRecord& r) {
-    nlohmann::json j = {{"id", r.source.id},
-                        {"name", r.source.name},
-                        {"kind", postgres::kind_name(r.kind)},
-                        {"enabled", r.enabled}};
+    nlohmann::json j = {
+        {"id", r.source.id}, {"name", r.source.name}, {"kind", postgres::kind_name(r.kind)}, {"enabled", r.enabled}};
     if (r.kind == postgres::SourceKind::published) j["publishers"] = r.publishers;
     else if (!r.push.misconfigured.empty()) j["misconfigured"] = r.push.misconfigured;
     else j["receiving"] = nlohmann::json::parse(postgres::receiving_json(r.push));
@@ -81,29 +79,31 @@ void print_sources(const std::vector<postgres::SourceRecord>& records, bool json
         auto all = nlohmann::json::array();
         for (const auto& r : records)
             if (r.kind != postgres::SourceKind::pulled) all.push_back(unasked_json(r));
-            else all.push_back({{"id", r.source.id},
-                           {"name", r.source.name},
-                           {"url", shown_url(r.source.endpoint.url)},
-                           {"headers", redacted(r.source.endpoint.headers)},
-                           {"interval_ms", r.source.interval.count()},
-                           {"batch_size", r.source.batch_size},
-                           {"timeout_ms", r.source.endpoint.timeout.count()},
-                           {"reading", nlohmann::json::parse(postgres::reading_json(r.source.layout, r.source.paging,
-                                                                                    r.source.endpoint.auth))},
-                           {"enabled", r.enabled}});
+            else
+                all.push_back({{"id", r.source.id},
+                               {"name", r.source.name},
+                               {"url", shown_url(r.source.endpoint.url)},
+                               {"headers", redacted(r.source.endpoint.headers)},
+                               {"interval_ms", r.source.interval.count()},
+                               {"batch_size", r.source.batch_size},
+                               {"timeout_ms", r.source.endpoint.timeout.count()},
+                               {"reading", nlohmann::json::parse(postgres::reading_json(
+                                               r.source.layout, r.source.paging, r.source.endpoint.auth))},
+                               {"enabled", r.enabled}});
         std::cout << all.dump(2) << "\n";
         return;
     }
     for (const auto& r : records)
         if (r.kind != postgres::SourceKind::pulled) std::cout << unasked_line(r) << "\n";
-        else std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << shown_url(r.source.endpoint.url)
-                  << "  interval=" << r.source.interval.count() << "ms batch=" << r.source.batch_size
-                  << " timeout=" << r.source.endpoint.timeout.count() << "ms"
-                  << (r.source.keyed_by_id() ? "" : std::string(" paginate=") + to_string(r.source.paging.style))
-                  << (r.source.endpoint.headers.empty()
-                          ? ""
-                          : " headers=" + std::to_string(r.source.endpoint.headers.size()))
-                  << "\n";
+        else
+            std::cout << r.source.name << (r.enabled ? "" : " (paused)") << "  " << shown_url(r.source.endpoint.url)
+                      << "  interval=" << r.source.interval.count() << "ms batch=" << r.source.batch_size
+                      << " timeout=" << r.source.endpoint.timeout.count() << "ms"
+                      << (r.source.keyed_by_id() ? "" : std::string(" paginate=") + to_string(r.source.paging.style))
+                      << (r.source.endpoint.headers.empty()
+                              ? ""
+                              : " headers=" + std::to_string(r.source.endpoint.headers.size()))
+                      << "\n";
 }
 
 /// Runs `work` against the registry of a fresh session.

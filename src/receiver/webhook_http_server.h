@@ -17,14 +17,18 @@ namespace tributary::receiver {
 /// request's events are committed (with every other request waiting at that
 /// moment: the group commit), so each connection waits on its own thread and
 /// concurrent keep-alive senders are committed together. At most
-/// `max_connections` are open at once; libmicrohttpd refuses more.
+/// `max_connections` are open at once: past it, each new connection cuts
+/// the one that has waited longest for a request of its own (as run's
+/// /metrics server does), so clients trickling bytes cannot lock senders out.
 ///
 /// The body is read into memory only up to the receiver's largest body
 /// limit: a Content-Length over it is answered 413 before any of the body is
-/// read, and a body (chunked) that grows past it is answered 413 as soon as
-/// it does. A connection that takes longer than `request_timeout` to send a
-/// whole request (a slow drip, or idle between keep-alive requests) is cut:
-/// no client can hold a connection and its thread by trickling bytes.
+/// read; a body without one (chunked) that grows past it is dropped as it
+/// arrives, never held, and answered 413 when it ends (libmicrohttpd 0.9.75
+/// cannot answer a request before its body is read). Every body held counts
+/// against one budget for all connections (503 past it). A connection that takes longer than `request_timeout` to send
+/// a whole request (a slow drip, or idle between keep-alive requests) is cut: no client can hold a connection and its
+/// thread by trickling bytes.
 class WebhookHttpServer {
 public:
     struct Options {
@@ -33,6 +37,11 @@ public:
         /// A request's head (request line and headers) at most: libmicrohttpd
         /// answers 431 past it.
         std::size_t max_head_bytes = 32 * 1024;
+        /// Bytes of request bodies all connections may hold at once (each
+        /// takes its Content-Length, or its body's size as it grows): past
+        /// it, 503 with Retry-After. Memory stays bounded whatever
+        /// max_connections times the largest body limit would be.
+        std::size_t max_body_bytes_in_flight = std::size_t{256} << 20;
     };
 
     /// Told of each connection in flight (between its request's head and

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include <httplib.h>
 #include <pqxx/pqxx>
 
 #include "postgres/migrator.h"
@@ -180,4 +181,36 @@ TEST_CASE("a function a migration creates is not PUBLIC's: migrate applies the p
     CHECK(applied.front() == "9000_creates_a_function.sql");
     CHECK(applied.back() == "privileges/20_roles.sql");
     CHECK(db.scalar("SELECT has_function_privilege('public', 'tributary.made_by_a_migration()', 'EXECUTE')") == "f");
+}
+
+TEST_CASE("a login member of tributary_receiver only receives webhooks, and reads no secret nor event", "[roles]") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "hooks", "--push", "--insecure-no-auth"});
+    run_tributary(db.url(),
+                  {"source", "add", "pulled", "--url", "http://127.0.0.1:9/x", "--header", "Authorization: Bearer s3"});
+    LoginRole receiver(db, "receiver");
+    run_tributary(db.url(), {"grant", "receiver", receiver.name()});
+    const auto url = as_user(db.url(), receiver.name());
+
+    ChildProcess process(tributary_args(url, {"receive", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(process, R"(receiving webhooks on \S+ \(port (\d+)\))"));
+    httplib::Client client("127.0.0.1", port);
+    const auto stored = client.Post("/sources/hooks/events", R"({"id": 1})", "application/json");
+    REQUIRE(stored);
+    CHECK(stored->status == 201);
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "1");
+
+    CHECK(denied(url, "SELECT url FROM tributary.sources"));
+    CHECK(denied(url, "SELECT headers FROM tributary.sources"));
+    CHECK(denied(url, "SELECT count(*) FROM tributary.events"));
+    CHECK(denied(url, "INSERT INTO tributary.events (source_id, event_key, payload) VALUES (1, 'x', '{}')"));
+    CHECK(denied(url, "SELECT * FROM tributary.consumer_read('g', 'c')"));
+    CHECK(denied(url, "SELECT tributary.loader_claim(1, 1, 1000)"));
+    // receiver_store itself stores nothing for a source that is not pushed.
+    CHECK(db.scalar("SELECT id FROM tributary.sources WHERE name = 'pulled'") == "2");
+    pqxx::connection c(url);
+    pqxx::work tx(c);
+    CHECK(tx.exec1("SELECT stored FROM tributary.receiver_store('{1}', '{2}', '{k}', '[{}]')")[0].is_null());
+    tx.commit();
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "1");
 }

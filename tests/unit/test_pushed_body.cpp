@@ -84,6 +84,10 @@ TEST_CASE("NDJSON: by content type, or found when the body is no one value", "[w
               "'}' at byte 7");
         CHECK(refusal_of("{\"id\":1}\n{\"id\":2\n", "application/x-ndjson").rfind("line 2 is not JSON", 0) == 0);
     }
+    SECTION("events are counted across lines") {
+        CHECK(refusal_of("{\"id\":1}\n\n{\"id\":null}\n", "application/x-ndjson") ==
+              "event #1: key /id is null, expected a string or an integer");
+    }
     SECTION("a pretty-printed value that is broken is told as one value") {
         CHECK(refusal_of("{\n \"id\": 1,\n}\n").rfind("the body is not JSON: ", 0) == 0);
         CHECK(refusal_of("").rfind("the body is not JSON: unexpected end of input", 0) == 0);
@@ -141,6 +145,13 @@ TEST_CASE("keys from pointers: as a pulled source's", "[webhook]") {
         CHECK(refusal_of("{\"id\":\"" + std::string(tributary::kMaxKeyBytes + 1, 'x') + "\"}") ==
               "event #0: key /id is longer than the 1024 bytes a key may have");
         CHECK(refusal_of("[1]") == "event #0: key /id is missing");
+    }
+    SECTION("a composite key longer than a key may be") {
+        const std::string part(600, 'x');
+        const auto out =
+            read("{\"a\":\"" + part + "\",\"b\":\"" + part + "\"}", "application/json", std::nullopt, {"/a", "/b"});
+        REQUIRE(out.refusal);
+        CHECK(out.refusal->find("more than the 1024 a key may have") != std::string::npos);
     }
     SECTION("a member on a key's way twice is ambiguous") {
         CHECK(refusal_of("{\"id\":1,\"i\\u0064\":2}") ==
