@@ -14,12 +14,17 @@
 // Prints one line (bench/load_run.h): requests, posts/s, p50/p99/max latency,
 // a count per status, transport errors, connections opened, client CPU.
 // The first answer other than 201 goes to stderr with its body (why it was refused).
+// A 503 without a Retry-After header is counted as status 590 (the receiver must
+// always say when to come back).
 // ACKNOWLEDGED_FILE, when given, receives every key answered 201, a line each.
 // Exit 1 when a sender could not start, 2 on bad usage.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <curl/curl.h>
 
@@ -34,6 +39,17 @@ size_t keep(char* data, size_t size, size_t count, void* out) {
     return size * count;
 }
 
+// Notes whether the answer had a Retry-After header (its name in any case).
+size_t look_for_retry_after(char* data, size_t size, size_t count, void* seen) {
+    const std::string_view line(data, size * count);
+    constexpr std::string_view name = "retry-after:";
+    if (line.size() >= name.size() && std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
+            return a == std::tolower(static_cast<unsigned char>(b));
+        }))
+        *static_cast<bool*>(seen) = true;
+    return size * count;
+}
+
 // One sender: its own easy handle, whose connection libcurl keeps alive between posts.
 class Sender {
 public:
@@ -43,12 +59,14 @@ public:
         curl_easy_setopt(curl_.get(), CURLOPT_POST, 1L);
         curl_easy_setopt(curl_.get(), CURLOPT_WRITEFUNCTION, keep);
         curl_easy_setopt(curl_.get(), CURLOPT_WRITEDATA, &answer_);
+        curl_easy_setopt(curl_.get(), CURLOPT_HEADERFUNCTION, look_for_retry_after);
+        curl_easy_setopt(curl_.get(), CURLOPT_HEADERDATA, &retry_after_);
         curl_easy_setopt(curl_.get(), CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(curl_.get(), CURLOPT_TCP_NODELAY, 1L);
         // A stuck receiver shows as errors, not as a benchmark that never ends.
         curl_easy_setopt(curl_.get(), CURLOPT_TIMEOUT, 30L);
     }
-    // Never moved: libcurl holds the address of answer_ (run_load builds it in place).
+    // Never moved: libcurl holds the addresses of answer_ and retry_after_ (run_load builds it in place).
     Sender(Sender&&) = delete;
     Sender& operator=(Sender&&) = delete;
 
@@ -66,6 +84,7 @@ public:
         curl_easy_setopt(curl_.get(), CURLOPT_POSTFIELDS, body.c_str());
         curl_easy_setopt(curl_.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
         answer_.clear();
+        retry_after_ = false;
         const CURLcode code = curl_easy_perform(curl_.get());
         curl_slist_free_all(headers);
         if (code != CURLE_OK) {
@@ -78,6 +97,7 @@ public:
         curl_easy_getinfo(curl_.get(), CURLINFO_NUM_CONNECTS, &opened);
         connects_ += opened;
         if (status != 201 && error.empty()) error = "HTTP " + std::to_string(status) + ": " + answer_;
+        if (status == 503 && !retry_after_) return 590;
         return static_cast<int>(status);
     }
 
@@ -90,6 +110,7 @@ private:
     std::unique_ptr<CURL, Cleanup> curl_;
     std::string secret_;
     std::string answer_;
+    bool retry_after_ = false;
     long long connects_ = 0;
 };
 
