@@ -84,8 +84,11 @@ void GroupCommitter::run() {
     std::unique_lock lock(mutex_);
     for (;;) {
         work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.size() < last_group_ && options_.gather.count() > 0)
+            work_.wait_for(lock, options_.gather, [&] { return stopping_ || queue_.size() >= last_group_; });
         if (stopping_) return;
         const std::vector<Waiter*> group = take_group();
+        last_group_ = group.size();
         lock.unlock();
         const std::vector<CommitOutcome> outcomes = commit(group);
         lock.lock();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -29,10 +30,16 @@ struct CommitOutcome {
 /// thread stores everything waiting in one PushedEventStore::store() call, so
 /// a thousand senders cost a few transactions, not a thousand.
 ///
-/// No timer gathers a group: while one commit is on the wire, the requests
-/// arriving meanwhile wait, and the next commit takes them all. An idle
-/// receiver commits a lone request at once; a busy one commits bigger groups
-/// as the database gets slower, which is when it matters.
+/// Mostly no timer gathers a group: while one commit is on the wire, the
+/// requests arriving meanwhile wait, and the next commit takes them all. An
+/// idle receiver commits a lone request at once; a busy one commits bigger
+/// groups as the database gets slower, which is when it matters. One wait
+/// only: when fewer requests wait than the last group carried, the committer
+/// gives the others up to `gather` to come. Without it, senders that each
+/// send again as soon as they are answered split into two halves that take
+/// turns (one committing while the other gathers): half the group, twice the
+/// commits (bench/webhook, slow WAL flushes: 16 instead of 31 events per
+/// commit, 0.4 instead of 0.6-0.9 of the ceiling).
 class GroupCommitter {
 public:
     struct Options {
@@ -44,6 +51,9 @@ public:
         /// Events of one store() call at most (a request is never split: one
         /// larger than this goes alone).
         std::size_t max_commit_events = 5000;
+        /// How long a group may wait for as many requests as the last one
+        /// carried (0: never waits).
+        std::chrono::microseconds gather{2000};
     };
     /// Told after each store() call that committed: requests and events it carried.
     using OnCommit = std::function<void(std::size_t requests, std::size_t events)>;
@@ -84,6 +94,7 @@ private:
     std::size_t held_events_ = 0;
     std::size_t held_bytes_ = 0;
     bool stopping_ = false;
+    std::size_t last_group_ = 1;  ///< requests the last store() call carried
     bool database_down_ = false;  ///< the committer thread's own: says an outage once
     std::thread thread_;
 };

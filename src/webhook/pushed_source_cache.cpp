@@ -33,10 +33,15 @@ void PushedSourceCache::mark_stale() {
 std::shared_ptr<const PushedSourceCache::Sources> PushedSourceCache::current(const std::string* wanted,
                                                                              Clock::time_point now) {
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        // Nothing read yet: wait for the read under way rather than answer
+        // 503 to every request that comes with the first.
+        read_done_.wait(lock, [&] { return sources_ || !reading_; });
         const auto since = last_read_ ? now - *last_read_ : Clock::duration::max();
-        bool due = !sources_ || stale_ || since >= refresh_every_;
-        if (!due && wanted != nullptr && sources_->count(*wanted) == 0) due = since >= kUnknownNameRefresh;
+        bool due = stale_ || since >= refresh_every_;
+        // Never read, or a name not known: sooner, but not a read per request.
+        if (!due && (!sources_ || (wanted != nullptr && sources_->count(*wanted) == 0)))
+            due = since >= kUnknownNameRefresh;
         if (!due || reading_) return sources_;
         reading_ = true;
     }
@@ -60,6 +65,7 @@ void PushedSourceCache::refresh(Clock::time_point now) {
     }
     std::lock_guard lock(mutex_);
     reading_ = false;
+    read_done_.notify_all();
     last_read_ = now;  // a failed read is not retried before its time either: no read per request in an outage
     if (!fresh) {
         if (!unreachable_)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -55,6 +56,7 @@ private:
     PushedSourceCatalog& catalog_;
     const std::chrono::milliseconds refresh_every_;
     std::mutex mutex_;
+    std::condition_variable read_done_;       ///< a read ended
     std::shared_ptr<const Sources> sources_;  ///< null until a read succeeds
     std::optional<Clock::time_point> last_read_;
     bool stale_ = false;

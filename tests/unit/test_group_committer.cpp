@@ -93,6 +93,36 @@ TEST_CASE("requests arriving during a commit go together in the next one", "[web
     CHECK(store.stored(1) + store.stored(2) == kSenders + 1);
 }
 
+TEST_CASE("fewer waiting than the last group carried: the group waits for the others (up to gather)", "[webhook]") {
+    FakePushedEventStore store;
+    GroupCommitter::Options options;
+    options.gather = std::chrono::hours(1);  // longer than the test: only the requests can end the wait
+    GroupCommitter committer(store, options);
+    store.hold();
+    Submitter first(committer, batch_of(1, {"first"}));
+    store.wait_for_calls(1);
+    constexpr int kSenders = 4;
+    std::vector<std::unique_ptr<Submitter>> senders;
+    for (int i = 0; i < kSenders; ++i)
+        senders.push_back(std::make_unique<Submitter>(committer, batch_of(1, {"a" + std::to_string(i)})));
+    wait_until([&] { return committer.waiting() == kSenders; });
+    store.release();
+    first.join();
+    for (auto& sender : senders) sender->join();  // a group of 4: the next one waits for 4
+
+    senders.clear();
+    for (int i = 0; i < kSenders; ++i) {
+        senders.push_back(std::make_unique<Submitter>(committer, batch_of(1, {"b" + std::to_string(i)})));
+        if (i + 1 < kSenders) wait_until([&] { return committer.waiting() == static_cast<std::size_t>(i + 1); });
+    }
+    for (auto& sender : senders) sender->join();
+
+    const auto calls = store.calls();
+    REQUIRE(calls.size() == 3);
+    CHECK(calls[1].sources.size() == kSenders);
+    CHECK(calls[2].sources.size() == kSenders);  // not 1, 2 or 3: the first three waited for the fourth
+}
+
 TEST_CASE("a group holds at most max_commit_events; a request is never split", "[webhook]") {
     FakePushedEventStore store;
     GroupCommitter::Options options;

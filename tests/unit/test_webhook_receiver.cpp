@@ -416,3 +416,32 @@ TEST_CASE("receiver: a refusal's log line at most once a second per source, the 
     CHECK(log.admit("a", t0 + seconds(1)) == std::optional<std::size_t>(2));
     CHECK_FALSE(log.admit("a", t0 + seconds(1)));
 }
+
+TEST_CASE("receiver: many senders at once each get their own answer", "[webhook]") {
+    Rig rig;
+    constexpr int kSenders = 8, kEach = 25;
+    std::vector<std::vector<int>> statuses(kSenders);
+    std::vector<std::thread> senders;
+    for (int s = 0; s < kSenders; ++s) {
+        senders.emplace_back([&, s] {
+            for (int i = 0; i < kEach; ++i) {
+                // Every key twice, by two senders: one of them stores it.
+                const int key = (s / 2) * kEach + i;
+                statuses[s].push_back(rig.post("open", "{\"id\":" + std::to_string(key) + "}").status);
+            }
+        });
+    }
+    for (auto& sender : senders) sender.join();
+    std::size_t created = 0;
+    for (const auto& each : statuses) {
+        for (const int status : each) {
+            CHECK((status == 201 || status == 200));
+            if (status == 201) ++created;
+        }
+    }
+    CHECK(created == kSenders / 2 * kEach);
+    CHECK(rig.store.stored(open_id) == kSenders / 2 * kEach);
+    std::size_t committed = 0;
+    for (const auto& [requests, events] : rig.observer.commits) committed += requests;
+    CHECK(committed == kSenders * kEach);
+}
