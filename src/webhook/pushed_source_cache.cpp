@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "pushed_body.h"
+
 namespace tributary::webhook {
 
 PushedSourceCache::Lookup PushedSourceCache::find(const std::string& name, Clock::time_point now) {
@@ -56,6 +58,10 @@ void PushedSourceCache::refresh(Clock::time_point now) {
     try {
         fresh = std::make_shared<Sources>();
         for (auto& source : catalog_.pushed_sources()) {
+            // Key pointers that cannot be read make the source unusable:
+            // found once per read, not on every request.
+            if (source.misconfigured.empty())
+                if (auto problem = key_pointers_problem(source)) source.misconfigured = std::move(*problem);
             std::string name = source.name;
             fresh->emplace(std::move(name), std::move(source));
         }

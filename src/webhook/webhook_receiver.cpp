@@ -128,8 +128,6 @@ Reply WebhookReceiver::State::answer_for(const PushedSource& source, const Incom
                            spdlog::level::err);
     if (auth.kind == AuthVerdict::Kind::refused) return refuse(source.name, 401, auth.reason, spdlog::level::warn);
 
-    if (auto problem = key_pointers_problem(source))
-        return unavailable(source.name, "source " + source.name + " is misconfigured: " + *problem, spdlog::level::err);
     const std::optional<std::string> key_header = source.key_header.empty() ? std::nullopt : header(source.key_header);
     PushedBody body = read_pushed_body(request.body, request.content_type, source, key_header);
     if (body.refusal) return refuse(source.name, 400, *body.refusal, spdlog::level::warn);
