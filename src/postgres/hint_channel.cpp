@@ -17,6 +17,7 @@
 #include "core/wake_pacer.h"
 #include "postgres/statements.h"
 #include "session_settings.h"
+#include "text_array.h"
 
 namespace tributary::postgres {
 
@@ -82,21 +83,6 @@ private:
 int poll_timeout(std::chrono::steady_clock::time_point t) {
     const auto left = t - std::chrono::steady_clock::now();
     return static_cast<int>(std::max<long long>(0, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
-}
-
-/// A text[] literal; payloads are source names, quoted anyway.
-std::string array_literal(const std::vector<std::string>& items) {
-    std::string out = "{";
-    for (const auto& item : items) {
-        if (out.size() > 1) out += ',';
-        out += '"';
-        for (const char ch : item) {
-            if (ch == '"' || ch == '\\') out += '\\';
-            out += ch;
-        }
-        out += '"';
-    }
-    return out + "}";
 }
 
 }  // namespace
@@ -219,7 +205,7 @@ void HintChannel::serve_one_connection() {
         }
         if (batch.empty()) continue;
         pqxx::nontransaction tx(connection);
-        tx.exec_params(statements::hint_channel::notify, options_.send_channel, array_literal(batch));
+        tx.exec_params(statements::hint_channel::notify, options_.send_channel, text_array_literal(batch));
         last_send = std::chrono::steady_clock::now();
         std::lock_guard<std::mutex> guard(state_->mutex);
         state_->sent += batch.size();

@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "postgres/statements.h"
 #include "sql_errors.h"
+#include "text_array.h"
 
 namespace tributary::postgres {
 
@@ -31,18 +32,6 @@ struct StoreArguments {
     std::string payloads = "[";
 };
 
-/// `text` as an element of a text[] literal: quoted, with backslash and
-/// double quote escaped, so that no key (commas, braces, quotes, "NULL")
-/// can change the array's shape.
-void append_array_text(std::string& out, const std::string& text) {
-    out += '"';
-    for (const char ch : text) {
-        if (ch == '"' || ch == '\\') out += '\\';
-        out += ch;
-    }
-    out += '"';
-}
-
 StoreArguments store_arguments(const std::vector<const webhook::PushedBatch*>& requests) {
     StoreArguments a;
     std::size_t payload_bytes = 2;
@@ -63,7 +52,7 @@ StoreArguments store_arguments(const std::vector<const webhook::PushedBatch*>& r
             first = false;
             a.requests += number;
             a.sources += source;
-            append_array_text(a.keys, event.key);
+            append_text_array_element(a.keys, event.key);
             a.payloads += event.payload;
         }
     }
