@@ -240,7 +240,8 @@ TEST_CASE("receive: while the database cannot be reached 503 with Retry-After, t
 
     rig.db.exec("GRANT CONNECT ON DATABASE " + database + " TO PUBLIC");
     int status = 0;
-    for (int attempt = 0; attempt < 100 && status != 201; ++attempt) {
+    // Until the receiver has reconnected (its backoff, not a deadline): a state, not a time.
+    for (int attempt = 0; attempt < 1200 && status != 201; ++attempt) {
         status = status_of(rig.post("open", body));
         if (status != 201) std::this_thread::sleep_for(100ms);
     }
@@ -343,7 +344,7 @@ TEST_CASE("receive: bodies held at once stay within --max-body-bytes-in-flight, 
     }
     // Its connection closed, the room is back.
     int status = 0;
-    for (int attempt = 0; attempt < 100 && status != 201; ++attempt) {
+    for (int attempt = 0; attempt < 2400 && status != 201; ++attempt) {
         status = status_of(rig.post("open", padded(1, 300000)));
         if (status != 201) std::this_thread::sleep_for(50ms);
     }
@@ -373,7 +374,10 @@ TEST_CASE("receive: past --max-queued-events waiting for a commit, 503 with Retr
     for (int i = 0; i < 5; ++i)
         senders.emplace_back(
             [&, i] { statuses[i] = status_of(rig.post("open", R"({"id": )" + std::to_string(i) + "}")); });
-    for (int i = 0; i < 400 && in_flight() != 5; ++i) std::this_thread::sleep_for(10ms);
+    // Waits for a state, not a time: the post below must find the queue full.
+    bool queued = false;
+    for (int i = 0; i < 12000 && !(queued = in_flight() == 5); ++i) std::this_thread::sleep_for(10ms);
+    REQUIRE(queued);
     const auto full = rig.post("open", R"({"id": 99})");
     lock.commit();
     for (auto& t : senders) t.join();
@@ -434,10 +438,15 @@ TEST_CASE("receive: SIGTERM stops accepting, answers the request in hand and exi
     lock.exec("SELECT id FROM tributary.sources WHERE name = 'open' FOR UPDATE");
     int in_hand = 0;
     std::thread sender([&] { in_hand = status_of(rig.post("open", R"({"id": 2})")); });
-    for (int i = 0; i < 500 && rig.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE usename = '" +
-                                             rig.role.name() + "' AND wait_event_type = 'Lock'") == "0";
-         ++i)
-        std::this_thread::sleep_for(10ms);
+    // Waits for a state, not a time: the request must be in hand (its commit
+    // waiting on the lock) when the stop comes.
+    const auto waiting_on_lock = [&] {
+        return rig.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE usename = '" + rig.role.name() +
+                             "' AND wait_event_type = 'Lock'") != "0";
+    };
+    bool in_commit = false;
+    for (int i = 0; i < 12000 && !(in_commit = waiting_on_lock()); ++i) std::this_thread::sleep_for(10ms);
+    REQUIRE(in_commit);
     rig.receiver->signal(SIGTERM);
     wait_for_log(*rig.receiver, "stopping: no new connections");
     const int after_stop = status_of(rig.post("open", R"({"id": 3})"));
