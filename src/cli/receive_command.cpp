@@ -23,6 +23,7 @@
 #include "postgres/postgres_session.h"
 #include "receiver/receiver_metrics.h"
 #include "receiver/webhook_http_server.h"
+#include "schema_wait.h"
 #include "signal_watcher.h"
 #include "usage_error.h"
 #include "webhook/webhook_receiver.h"
@@ -56,24 +57,6 @@ void check_address(const char* flag, const std::string& address) {
     }
 }
 
-/// The schema must be current (receiver_store is what we call). While the
-/// database cannot be reached (a supervisor started us first), waits and
-/// retries rather than exiting; false when stopped meanwhile.
-bool wait_for_schema(const std::string& db, const StopSignal& stop) {
-    std::chrono::milliseconds pause{500};
-    for (bool said = false;; said = true) {
-        try {
-            postgres::Migrator(db).require_current(postgres::Migrator::Needs::tables_and_definitions);
-            if (said) spdlog::info("database reachable again; starting");
-            return true;
-        } catch (const DatabaseUnavailable& e) {
-            if (!said) spdlog::error("database unavailable at start, retrying with backoff: {}", e.what());
-        }
-        if (stop.wait_for(pause)) return false;
-        pause = std::min(pause * 2, std::chrono::milliseconds(10000));
-    }
-}
-
 std::optional<std::string> from_environment(const std::string& name) {
     if (const char* value = std::getenv(name.c_str())) return std::string(value);
     return std::nullopt;
@@ -85,7 +68,8 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
-    if (!wait_for_schema(db, stop)) return exit_ok;
+    // The schema must be current: receiver_store is what it calls.
+    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions, stop)) return exit_ok;
 
     // The catalogue and the store each on a session of their own: a
     // catalogue refresh never waits behind a group commit.

@@ -33,6 +33,7 @@
 #include "postgres/postgres_source_turn.h"
 #include "resident_memory.h"
 #include "run_observer.h"
+#include "schema_wait.h"
 #include "signal_watcher.h"
 #include "usage_error.h"
 
@@ -175,34 +176,6 @@ bool watch_limits(const RunOptions& options, std::chrono::milliseconds max_runti
     return false;
 }
 
-/// Checks the schema before starting; while the database cannot be reached
-/// (a supervisor started us before PostgreSQL), waits and retries like the
-/// workers would, rather than exiting. A missing schema is an error, and so
-/// is a database still away when --max-runtime is over (cron must not pile
-/// up waiting processes).
-bool wait_for_schema(const std::string& db, StopSignal& stop, std::chrono::milliseconds max_runtime) {
-    const auto deadline = std::chrono::steady_clock::now() + max_runtime;
-    std::chrono::milliseconds pause{500};
-    for (bool said = false;; said = true) {
-        try {
-            postgres::Migrator(db).require_current(postgres::Migrator::Needs::tables_and_loader_functions);
-            if (said) spdlog::info("database reachable again; starting");
-            return true;
-        } catch (const DatabaseUnavailable& e) {
-            if (max_runtime.count() && std::chrono::steady_clock::now() + pause >= deadline) {
-                spdlog::error(
-                    "database still unavailable, and the next try would pass the max runtime of {} ms: "
-                    "giving up",
-                    max_runtime.count());
-                throw;
-            }
-            if (!said) spdlog::error("database unavailable at start, retrying with backoff: {}", e.what());
-        }
-        if (stop.wait_for(pause)) return false;
-        pause = std::min(pause * 2, std::chrono::milliseconds(10000));
-    }
-}
-
 int run(const GlobalOptions& global, RunOptions& options) {
     const auto max_runtime =
         options.max_runtime.empty() ? std::chrono::milliseconds::zero() : parse_duration(options.max_runtime);
@@ -216,8 +189,9 @@ int run(const GlobalOptions& global, RunOptions& options) {
     }
     const auto db = global.database_url();
     StopSignal stop;
-    SignalWatcher signals(stop);                                  // before any thread starts: they inherit its mask
-    if (!wait_for_schema(db, stop, max_runtime)) return exit_ok;  // stopped while waiting
+    SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
+    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_loader_functions, stop, max_runtime))
+        return exit_ok;  // stopped while waiting
     if (options.until_idle) {
         // A catch-up run asks every source; an empty answer from before
         // the run does not count as "nothing new".

@@ -1,0 +1,35 @@
+#include "schema_wait.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "core/errors.h"
+
+namespace tributary::cli {
+
+bool wait_for_schema(const std::string& db, postgres::Migrator::Needs needs, const StopSignal& stop,
+                     std::chrono::milliseconds max_runtime) {
+    const auto deadline = std::chrono::steady_clock::now() + max_runtime;
+    std::chrono::milliseconds pause{500};
+    for (bool said = false;; said = true) {
+        try {
+            postgres::Migrator(db).require_current(needs);
+            if (said) spdlog::info("database reachable again; starting");
+            return true;
+        } catch (const DatabaseUnavailable& e) {
+            if (max_runtime.count() && std::chrono::steady_clock::now() + pause >= deadline) {
+                spdlog::error(
+                    "database still unavailable, and the next try would pass the max runtime of {} ms: "
+                    "giving up",
+                    max_runtime.count());
+                throw;
+            }
+            if (!said) spdlog::error("database unavailable at start, retrying with backoff: {}", e.what());
+        }
+        if (stop.wait_for(pause)) return false;
+        pause = std::min(pause * 2, std::chrono::milliseconds(10000));
+    }
+}
+
+}  // namespace tributary::cli
