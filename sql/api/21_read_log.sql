@@ -52,6 +52,7 @@ BEGIN
     SELECT e.tx_id, e.seq, s.name, e.event_id, e.payload, e.loaded_at, coalesce(e.event_key, e.event_id::text)
       FROM (SELECT e.* FROM tributary.events e
              WHERE (e.tx_id, e.seq) > (coalesce(p_after_tx, '0'::xid8), coalesce(p_after_seq, 0))
+               AND e.tx_id >= coalesce(p_after_tx, '0'::xid8)    -- prunes the partitions below
                AND e.tx_id < v_watermark
                AND (v_sources IS NULL OR e.source_id = ANY (v_sources))
              ORDER BY e.tx_id, e.seq

@@ -25,11 +25,13 @@ BEGIN
     WITH revived AS (
         DELETE FROM tributary.consumer_dead_letters d
          WHERE d.group_id = v_group.id AND (p_seq IS NULL OR d.seq = p_seq)
-        RETURNING d.seq, d.last_error
+        RETURNING d.seq, d.last_error, d.tx_from, d.tx_to
     )
-    INSERT INTO tributary.consumer_retries (group_id, seq, deliveries, next_attempt_at, last_error, source_id)
-    SELECT v_group.id, r.seq, 0, now(), r.last_error, e.source_id
-      FROM revived r JOIN tributary.events e ON e.seq = r.seq
+    INSERT INTO tributary.consumer_retries (group_id, seq, deliveries, next_attempt_at, last_error, source_id,
+                                            tx_from, tx_to)
+    SELECT v_group.id, r.seq, 0, now(), r.last_error, e.source_id, r.tx_from, r.tx_to
+      FROM revived r JOIN tributary.events e
+        ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
     ON CONFLICT (group_id, seq) DO NOTHING;
     GET DIAGNOSTICS v_count = ROW_COUNT;
     RETURN v_count;
@@ -43,5 +45,6 @@ SELECT g.name AS group_name, d.seq, s.name AS source, e.event_id, e.payload, d.d
        coalesce(e.event_key, e.event_id::text) AS event_key
   FROM tributary.consumer_dead_letters d
   JOIN tributary.consumer_groups g ON g.id = d.group_id
-  JOIN tributary.events e ON e.seq = d.seq
+  JOIN tributary.events e
+    ON e.seq = d.seq AND e.tx_id BETWEEN tributary.tx_from(d.tx_from) AND tributary.tx_to(d.tx_to)
   JOIN tributary.sources s ON s.id = e.source_id;

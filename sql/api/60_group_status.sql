@@ -28,11 +28,15 @@ SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
  CROSS JOIN LATERAL (
        SELECT count(*)::int AS batches,
               (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2
-                 JOIN tributary.events e ON e.seq = ANY (b2.seqs) WHERE b2.group_id = g.id) AS oldest
+                 JOIN tributary.events e
+                   ON e.seq = ANY (b2.seqs) AND e.tx_id BETWEEN tributary.tx_from(b2.tx_from) AND tributary.tx_to(b2.tx_to)
+                WHERE b2.group_id = g.id) AS oldest
          FROM tributary.consumer_batches b WHERE b.group_id = g.id) flight
  CROSS JOIN LATERAL (
        SELECT count(*)::int AS events, min(e.loaded_at) AS oldest
-         FROM tributary.consumer_retries r JOIN tributary.events e ON e.seq = r.seq
+         FROM tributary.consumer_retries r
+         JOIN tributary.events e
+           ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
         WHERE r.group_id = g.id) retry
  CROSS JOIN LATERAL (
        SELECT count(*)::int AS events FROM tributary.consumer_dead_letters d WHERE d.group_id = g.id) dead

@@ -83,11 +83,13 @@ DECLARE
     v_source int := tributary.publishing_source(p_source);
 BEGIN
     PERFORM tributary.check_published(p_key, p_payload);
-    INSERT INTO tributary.events (source_id, event_key, payload) VALUES (v_source, p_key, p_payload)
-        ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING;
+    -- The key first: a transaction publishing the same key waits here for
+    -- ours to end, and stores nothing if ours commits.
+    INSERT INTO tributary.event_keys (source_id, event_key) VALUES (v_source, p_key) ON CONFLICT DO NOTHING;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
+    INSERT INTO tributary.events (source_id, event_key, payload) VALUES (v_source, p_key, p_payload);
     PERFORM pg_notify('tributary_events', p_source);
     RETURN true;
 END $$;
@@ -118,11 +120,20 @@ BEGIN
         RAISE EXCEPTION 'element % of p_events is not {"key": "...", "payload": ...}', v_bad USING ERRCODE = '22023';
     END IF;
     PERFORM tributary.check_published(e->>'key', e->'payload') FROM jsonb_array_elements(p_events) e;
+    WITH input AS (
+        SELECT e.value->>'key' AS key, e.value->'payload' AS payload, e.n
+          FROM jsonb_array_elements(p_events) WITH ORDINALITY AS e(value, n)
+    ), new_keys AS (
+        INSERT INTO tributary.event_keys (source_id, event_key)
+        SELECT v_source, i.key FROM input i ORDER BY i.n
+            ON CONFLICT DO NOTHING
+        RETURNING event_key
+    )
     INSERT INTO tributary.events (source_id, event_key, payload)
-    SELECT v_source, e.value->>'key', e.value->'payload'
-      FROM jsonb_array_elements(p_events) WITH ORDINALITY AS e(value, n)
-     ORDER BY e.n
-        ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING;
+    SELECT v_source, f.key, f.payload
+      FROM (SELECT DISTINCT ON (i.key) i.key, i.payload, i.n FROM input i ORDER BY i.key, i.n) f
+      JOIN new_keys k ON k.event_key = f.key
+     ORDER BY f.n;
     GET DIAGNOSTICS v_stored = ROW_COUNT;
     IF v_stored > 0 THEN
         PERFORM pg_notify('tributary_events', p_source);

@@ -33,6 +33,7 @@ SELECT b.id, b.lease_token, b.delivery, e.seq, s.name, e.event_id, e.payload, e.
        coalesce(e.event_key, e.event_id::text)
   FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id
  WHERE e.seq = ANY (b.seqs)
+   AND e.tx_id BETWEEN tributary.tx_from(b.tx_from) AND tributary.tx_to(b.tx_to)
  ORDER BY e.tx_id, e.seq $$;
 
 -- One element of consumer_next's events: the event as `consume` prints it
@@ -59,7 +60,8 @@ LANGUAGE sql STABLE AS $$
 SELECT '[' || string_agg(tributary.event_json(e.seq, s.name, e.event_id, coalesce(e.event_key, e.event_id::text),
                                               e.payload, b.delivery), ',' ORDER BY e.tx_id, e.seq) || ']'
   FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id
- WHERE e.seq = ANY (b.seqs) $$;
+ WHERE e.seq = ANY (b.seqs)
+   AND e.tx_id BETWEEN tributary.tx_from(b.tx_from) AND tributary.tx_to(b.tx_to) $$;
 
 -- A random wait before the next delivery of an event delivered p_deliveries
 -- times: up to retry_base * 2^(deliveries-1), capped (full jitter, so that
@@ -80,21 +82,24 @@ CREATE OR REPLACE FUNCTION tributary.fail_events(g tributary.consumer_groups, b 
 LANGUAGE plpgsql AS $$
 BEGIN
     IF cardinality(b.seqs) = 1 AND b.delivery >= g.max_deliveries THEN
-        INSERT INTO tributary.consumer_dead_letters AS d (group_id, seq, deliveries, last_error)
-        VALUES (g.id, b.seqs[1], b.delivery, p_error)
+        INSERT INTO tributary.consumer_dead_letters AS d (group_id, seq, deliveries, last_error, tx_from, tx_to)
+        VALUES (g.id, b.seqs[1], b.delivery, p_error, b.tx_from, b.tx_to)
         ON CONFLICT (group_id, seq) DO UPDATE    -- dead before a group_reset, and again
-            SET deliveries = excluded.deliveries, last_error = excluded.last_error, failed_at = now();
+            SET deliveries = excluded.deliveries, last_error = excluded.last_error, failed_at = now(),
+                tx_from = excluded.tx_from, tx_to = excluded.tx_to;
         RETURN;
     END IF;
-    INSERT INTO tributary.consumer_retries AS r (group_id, seq, deliveries, next_attempt_at, last_error, source_id)
+    INSERT INTO tributary.consumer_retries AS r (group_id, seq, deliveries, next_attempt_at, last_error, source_id,
+                                                 tx_from, tx_to)
     SELECT g.id, x.seq, b.delivery,
            now() + CASE WHEN p_backoff THEN tributary.retry_delay(g, b.delivery) ELSE interval '0' END,
-           p_error, x.source_id
+           p_error, x.source_id, b.tx_from, b.tx_to
       FROM unnest(b.seqs, b.source_ids) AS x(seq, source_id)
      WHERE x.seq = ANY (p_seqs)
     ON CONFLICT (group_id, seq) DO UPDATE
         SET deliveries = greatest(r.deliveries, excluded.deliveries),
-            next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error;
+            next_attempt_at = excluded.next_attempt_at, last_error = excluded.last_error,
+            tx_from = excluded.tx_from, tx_to = excluded.tx_to;
 END $$;
 
 -- Step 1 of a read: take over one batch whose lease expired (the XAUTOCLAIM
@@ -157,9 +162,10 @@ BEGIN
         RETURN NULL;
     END IF;
     DELETE FROM tributary.consumer_retries r WHERE r.group_id = g.id AND r.seq = v_retry.seq;
-    INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
+    INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids,
+                                            tx_from, tx_to)
     VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, v_retry.deliveries + 1,
-            ARRAY[v_retry.seq], ARRAY[v_retry.source_id])
+            ARRAY[v_retry.seq], ARRAY[v_retry.source_id], v_retry.tx_from, v_retry.tx_to)
     RETURNING * INTO v_batch;
     RETURN v_batch;
 END $$;

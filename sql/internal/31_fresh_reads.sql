@@ -39,6 +39,7 @@ LANGUAGE sql STABLE AS $$
 SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text), e.payload, e.loaded_at
   FROM tributary.events e
  WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+   AND e.tx_id >= g.cursor_tx    -- implied by the line above; said apart, it prunes the partitions below
    AND e.tx_id < p_watermark
    AND (p_sources IS NULL OR (e.source_id < length(p_sources) AND get_bit(p_sources, e.source_id) = 1))
  ORDER BY e.tx_id, e.seq
@@ -70,7 +71,9 @@ DECLARE
     v_count int;
     v_seqs bigint[];
     v_source_ids int[];
+    v_first_tx xid8;
     v_last_tx xid8;
+    v_batch_last_tx xid8;
     v_last_seq bigint;
 BEGIN
     watermark := pg_snapshot_xmin(pg_current_snapshot());
@@ -96,10 +99,11 @@ BEGIN
         END IF;
     END IF;
     SELECT count(*), array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
-           max(f.tx_id)
-      INTO v_count, v_seqs, v_source_ids, v_last_tx
+           min(f.tx_id), max(f.tx_id)
+      INTO v_count, v_seqs, v_source_ids, v_first_tx, v_last_tx
       FROM tributary.fresh_events(g, watermark, sources, p_max) f
      WHERE v_stop_tx IS NULL OR (f.tx_id, f.seq) < (v_stop_tx, v_stop_seq);
+    v_batch_last_tx := v_last_tx;
     IF v_stop_tx IS NULL AND v_count < p_max THEN
         -- Everything up to the watermark was taken: the cursor moves to it,
         -- so the events below it that this group does not want are not
@@ -114,8 +118,10 @@ BEGIN
          WHERE gr.id = g.id AND (v_last_tx, v_last_seq) > (gr.cursor_tx, gr.cursor_seq);
     END IF;
     IF v_count > 0 THEN
-        INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids)
-        VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1, v_seqs, v_source_ids)
+        INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids,
+                                                tx_from, tx_to)
+        VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1, v_seqs, v_source_ids, v_first_tx,
+                v_batch_last_tx)
         RETURNING * INTO batch;
         SELECT jsonb_object_agg(s.id, s.name) INTO names
           FROM (SELECT DISTINCT unnest(v_source_ids) AS id) b JOIN tributary.sources s ON s.id = b.id;

@@ -24,4 +24,5 @@ SELECT count(*), min(e.loaded_at)
                     THEN coalesce(g.source_bits, tributary.matching_source_bits(g.pattern)) END AS bits) m,
        tributary.events e
  WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+   AND e.tx_id >= g.cursor_tx    -- prunes the partitions below
    AND (m.bits IS NULL OR (e.source_id < length(m.bits) AND get_bit(m.bits, e.source_id) = 1)) $$;

@@ -46,12 +46,21 @@ BEGIN
       WHERE source_id = p_source AND position = p_expected AND taken = p_expected_taken
         FOR NO KEY UPDATE;
     IF FOUND THEN
+        WITH input AS (
+            SELECT b.key, b.payload, b.n
+              FROM ROWS FROM (jsonb_array_elements_text(p_keys), jsonb_array_elements(p_payloads))
+                   WITH ORDINALITY AS b(key, payload, n)
+        ), new_keys AS (
+            INSERT INTO tributary.event_keys (source_id, event_key)
+            SELECT p_source, i.key FROM input i ORDER BY i.n
+                ON CONFLICT DO NOTHING
+            RETURNING event_key
+        )
         INSERT INTO tributary.events (source_id, event_key, payload)
-        SELECT p_source, b.key, b.payload
-          FROM ROWS FROM (jsonb_array_elements_text(p_keys), jsonb_array_elements(p_payloads))
-               WITH ORDINALITY AS b(key, payload, n)
-         ORDER BY b.n
-            ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING;
+        SELECT p_source, f.key, f.payload
+          FROM (SELECT DISTINCT ON (i.key) i.key, i.payload, i.n FROM input i ORDER BY i.key, i.n) f
+          JOIN new_keys k ON k.event_key = f.key
+         ORDER BY f.n;
         GET DIAGNOSTICS v_stored = ROW_COUNT;
         UPDATE tributary.cursors
            SET position = p_next, taken = p_next_taken, events_stored = events_stored + v_stored,
@@ -99,12 +108,14 @@ BEGIN
     IF FOUND AND v_until IS NOT NULL THEN
         BEGIN
             -- Ids increase within a batch: the replayed ones come first.
+            -- Every partition is asked (each has its own index on the key):
+            -- a replay is rare, and the ids may be anywhere in the log.
             INSERT INTO tributary.events (source_id, event_id, payload)
             SELECT p_source, b.id, b.payload
               FROM ROWS FROM (unnest(p_ids), jsonb_array_elements(p_payloads)) WITH ORDINALITY AS b(id, payload, n)
              WHERE b.id <= v_until
-             ORDER BY b.n
-                ON CONFLICT (source_id, event_id) DO NOTHING;
+               AND NOT EXISTS (SELECT FROM tributary.events e WHERE e.source_id = p_source AND e.event_id = b.id)
+             ORDER BY b.n;
             GET DIAGNOSTICS v_stored = ROW_COUNT;
             INSERT INTO tributary.events (source_id, event_id, payload)
             SELECT p_source, b.id, b.payload

@@ -44,17 +44,25 @@ BEGIN
           FROM ROWS FROM (unnest(p_requests), unnest(p_sources), unnest(p_keys), jsonb_array_elements(p_payloads))
                WITH ORDINALITY AS i(request, source_id, key, payload, n)
     ), inserted AS (
-        INSERT INTO tributary.events (source_id, event_key, payload)
-        SELECT i.source_id, i.key, i.payload FROM input i
+        -- The keys first (tributary.event_keys): a receiver storing the
+        -- same key waits for this transaction, and stores nothing if it
+        -- commits.
+        INSERT INTO tributary.event_keys (source_id, event_key)
+        SELECT i.source_id, i.key FROM input i
          WHERE i.source_id = ANY (v_accepting)
          ORDER BY i.n
-            ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING
+            ON CONFLICT DO NOTHING
         RETURNING source_id, event_key
     ), firsts AS (
         -- A key twice in one call is stored once, for its first request.
-        SELECT DISTINCT ON (i.source_id, i.key) i.source_id, i.key, i.request
+        SELECT DISTINCT ON (i.source_id, i.key) i.source_id, i.key, i.request, i.payload, i.n
           FROM input i
          ORDER BY i.source_id, i.key, i.n
+    ), stored AS (
+        INSERT INTO tributary.events (source_id, event_key, payload)
+        SELECT f.source_id, f.key, f.payload
+          FROM firsts f JOIN inserted e ON e.source_id = f.source_id AND e.event_key = f.key
+         ORDER BY f.n
     ), credited AS (
         SELECT f.request, count(*) AS n
           FROM inserted e JOIN firsts f ON f.source_id = e.source_id AND f.key = e.event_key

@@ -37,6 +37,11 @@ BEGIN
         GRANT SELECT ON tributary.sources TO tributary_loader;
         GRANT SELECT, UPDATE ON tributary.gates, tributary.cursors TO tributary_loader;
         GRANT INSERT ON tributary.events TO tributary_loader;
+        -- A replay after `source rewind` asks which ids the log has already.
+        GRANT SELECT (source_id, event_id) ON tributary.events TO tributary_loader;
+        -- Keys of sources keyed by text (migration 0013): stored first, and
+        -- the new ones read back (RETURNING).
+        GRANT SELECT, INSERT ON tributary.event_keys TO tributary_loader;
         -- `status` and the loader's warning name sessions that hold a source's lock.
         GRANT SELECT ON tributary.foreign_locks TO tributary_loader;
         GRANT SELECT ON tributary.cursor_rewinds TO tributary_loader;
@@ -74,7 +79,11 @@ BEGIN
             tributary.read_log(text, xid8, bigint, int),
             tributary.log_position(text),
             tributary.pattern_matches(text, text),
-            tributary.group_backlog(tributary.consumer_groups)
+            tributary.group_backlog(tributary.consumer_groups),
+            -- The views group_status and dead_letters find events by seq
+            -- within a remembered range of tx_id (their caller's rights).
+            tributary.tx_from(xid8),
+            tributary.tx_to(xid8)
             TO tributary_consumer;
     END IF;
 
@@ -96,6 +105,9 @@ BEGIN
                         tributary.consumer_dead_letters TO tributary_admin;
         GRANT SELECT ON tributary.group_status, tributary.dead_letters TO tributary_admin;
         GRANT SELECT ON tributary.foreign_locks TO tributary_admin;
+        -- The log's partitions, how it is cut and kept, its maintainer (0013).
+        GRANT SELECT ON tributary.partitions, tributary.log_settings, tributary.retention_policies,
+                        tributary.maintainer_lease TO tributary_admin;
         GRANT EXECUTE ON FUNCTION
             tributary.group_create(text, text, text, int, interval, boolean),
             tributary.group_reset(text, text),
@@ -104,7 +116,9 @@ BEGIN
             tributary.read_log(text, xid8, bigint, int),
             tributary.log_position(text),
             tributary.pattern_matches(text, text),
-            tributary.group_backlog(tributary.consumer_groups)
+            tributary.group_backlog(tributary.consumer_groups),
+            tributary.tx_from(xid8),
+            tributary.tx_to(xid8)
             TO tributary_admin;
     END IF;
 

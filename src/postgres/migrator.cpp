@@ -109,25 +109,55 @@ std::string ensure_roles(pqxx::transaction_base& session) {
     return present;
 }
 
-/// Re-applies every definition file, the privileges last, when the recorded
-/// digest differs, the group roles changed since, or `after_migrations` (a
-/// migration may have created a function PUBLIC may execute, or replaced a
-/// view), in one transaction, so a reader never sees half of a new set of
-/// functions or grants.
-void apply_definitions(pqxx::connection& connection, const std::vector<SqlFile>& definitions, const std::string& digest,
+/// Re-applies every definition file, the privileges last, in `tx`, when the
+/// recorded digest differs, the group roles changed since, or
+/// `after_migrations` (a migration may have created a function PUBLIC may
+/// execute, or replaced a view): the caller commits them together, so a
+/// reader never sees half of a new set of functions or grants. Returns
+/// whether it applied them.
+bool apply_definitions(pqxx::work& tx, const std::vector<SqlFile>& definitions, const std::string& digest,
                        const std::string& roles, bool after_migrations, std::vector<std::string>& done) {
-    pqxx::work tx(connection);
     const auto recorded = tx.exec(sql::definitions_digest);
     if (!after_migrations && !recorded.empty() && recorded[0][0].as<std::string>() == digest &&
         !recorded[0][1].is_null() && recorded[0][1].as<std::string>() == roles)
-        return;
+        return false;
     for (const auto& definition : definitions) {
         tx.exec(definition.sql);
         done.push_back(definition.name);
     }
     tx.exec_params(sql::record_definitions, digest, roles);
-    tx.commit();
-    for (const auto& definition : definitions) spdlog::info("applied definitions {}", definition.name);
+    return true;
+}
+
+/// The line that ends one of a migration's transactions: a migration that
+/// must not hold its locks for all of its work (migrations/0013: the log
+/// made partitioned while loaders go on) runs in steps, each its own
+/// transaction, and each safe to run again.
+constexpr const char* kStepEnd = "\n-- migrate: commit\n";
+
+std::vector<std::string> steps_of(const std::string& migration) {
+    std::vector<std::string> steps;
+    std::string::size_type from = 0;
+    for (auto end = migration.find(kStepEnd); end != std::string::npos; end = migration.find(kStepEnd, from)) {
+        steps.push_back(migration.substr(from, end - from));
+        from = end + std::string(kStepEnd).size();
+    }
+    steps.push_back(migration.substr(from));
+    return steps;
+}
+
+/// The log's next partitions, so that a database nobody maintains yet (no
+/// `maintain`, no `run`) has room for a while; the maintainer keeps them
+/// coming. A lock it cannot get at once is left to the maintainer.
+void ensure_partitions_ahead(pqxx::connection& connection) {
+    try {
+        pqxx::work tx(connection);
+        for (const auto& row : tx.exec(sql::partitions_ahead))
+            spdlog::info("created partition {} of the log", row[0].as<std::string>());
+        tx.commit();
+    } catch (const pqxx::sql_error& e) {
+        spdlog::warn("could not create the log's next partitions now (the maintainer will): {}", e.what());
+    }
 }
 
 /// True when migrate() would change nothing: every migration applied with
@@ -176,17 +206,40 @@ std::vector<std::string> Migrator::migrate() {
     const auto roles = ensure_roles(session);
     session.commit();
 
+    std::vector<const SqlFile*> pending;
+    for (const auto& migration : migrations_)
+        if (!is_applied(applied, migration.version)) pending.push_back(&migration);
     std::vector<std::string> done;
-    for (const auto& migration : migrations_) {
-        if (is_applied(applied, migration.version)) continue;
+    std::vector<std::string> defined;
+    for (const auto* migration : pending) {
+        const auto steps = steps_of(migration->sql);
+        for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
+            pqxx::work step(*connection);
+            step.exec(steps[i]);
+            step.commit();
+        }
         pqxx::work tx(*connection);
-        tx.exec(migration.sql);
-        tx.exec_params(sql::record_migration, migration.version, migration.name, migration.checksum);
+        tx.exec(steps.back());
+        tx.exec_params(sql::record_migration, migration->version, migration->name, migration->checksum);
+        // The last migration's last step commits with the definitions: no
+        // function of the old set ever runs on the new tables.
+        const bool applied_definitions = migration == pending.back() &&
+                                         apply_definitions(tx, definitions_, definitions_digest_, roles, true, defined);
         tx.commit();
-        spdlog::info("applied migration {}", migration.name);
-        done.push_back(migration.name);
+        spdlog::info("applied migration {}", migration->name);
+        done.push_back(migration->name);
+        if (applied_definitions)
+            for (const auto& name : defined) spdlog::info("applied definitions {}", name);
     }
-    apply_definitions(*connection, definitions_, definitions_digest_, roles, !done.empty(), done);
+    if (pending.empty()) {
+        pqxx::work tx(*connection);
+        if (apply_definitions(tx, definitions_, definitions_digest_, roles, false, defined)) {
+            tx.commit();
+            for (const auto& name : defined) spdlog::info("applied definitions {}", name);
+        }
+    }
+    done.insert(done.end(), defined.begin(), defined.end());
+    ensure_partitions_ahead(*connection);
     return done;
 }
 

@@ -21,9 +21,16 @@ long long stored_of(const TestDatabase& db, const std::string& name) {
         name + "'"));
 }
 
+/// A gap in the log: the events gone, and their keys with them (a key stays
+/// in tributary.event_keys exactly as long as its event is in the log).
 void delete_stored(const TestDatabase& db, const std::string& name, const std::string& condition) {
-    db.exec("DELETE FROM tributary.events e USING tributary.sources s WHERE s.id = e.source_id AND s.name = '" + name +
-            "' AND " + condition);
+    db.exec(
+        "WITH gone AS (DELETE FROM tributary.events e USING tributary.sources s WHERE s.id = e.source_id AND "
+        "s.name = '" +
+        name + "' AND " + condition +
+        " RETURNING e.source_id, e.event_key) "
+        "DELETE FROM tributary.event_keys k USING gone WHERE k.source_id = gone.source_id AND "
+        "k.event_key = gone.event_key");
 }
 
 void load(const TestDatabase& db) { run_tributary(db.url(), {"run", "--workers", "2", "--until-idle"}); }

@@ -1,0 +1,28 @@
+-- Transaction ids as the partitioned log uses them (migrations/0013): its
+-- partitions are ranges of tx_id, and a consumer's batch, retry or dead
+-- letter remembers the range of tx_id its events lie in.
+--
+-- Internal (sql/internal/): steps of the public functions and the
+-- maintainer's. Nothing outside tributary should call them.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- The next transaction id the cluster will hand out (asking uses none).
+CREATE OR REPLACE FUNCTION tributary.next_xid() RETURNS xid8
+LANGUAGE sql VOLATILE AS $$ SELECT pg_snapshot_xmax(pg_current_snapshot()) $$;
+
+-- xid8 has no arithmetic: through numeric, which holds every 64-bit id.
+CREATE OR REPLACE FUNCTION tributary.xid_plus(p_xid xid8, p_delta numeric) RETURNS xid8
+LANGUAGE sql IMMUTABLE AS $$ SELECT (p_xid::text::numeric + p_delta)::text::xid8 $$;
+
+CREATE OR REPLACE FUNCTION tributary.xid_minus(p_a xid8, p_b xid8) RETURNS numeric
+LANGUAGE sql IMMUTABLE AS $$ SELECT p_a::text::numeric - p_b::text::numeric $$;
+
+-- The ends of a remembered range, for a lookup by seq that prunes the
+-- partitions outside it; rows from before migration 0013 have none (the
+-- lookup then asks every partition). Inlined into their callers.
+CREATE OR REPLACE FUNCTION tributary.tx_from(p_from xid8) RETURNS xid8
+LANGUAGE sql IMMUTABLE AS $$ SELECT coalesce(p_from, '0'::xid8) $$;
+
+CREATE OR REPLACE FUNCTION tributary.tx_to(p_to xid8) RETURNS xid8
+LANGUAGE sql IMMUTABLE AS $$ SELECT coalesce(p_to, '18446744073709551615'::xid8) $$;

@@ -1,0 +1,1 @@
+SELECT tributary.partitions_ahead()
