@@ -26,3 +26,13 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT coalesce(p_from, '0'::xid8) $$;
 
 CREATE OR REPLACE FUNCTION tributary.tx_to(p_to xid8) RETURNS xid8
 LANGUAGE sql IMMUTABLE AS $$ SELECT coalesce(p_to, '18446744073709551615'::xid8) $$;
+
+-- The end (to_tx) of the partition of the log that holds transaction p_tx,
+-- or NULL when none in tributary.partitions does (the default partition's).
+-- A consumer's read from p_tx stops there: one partition at a time.
+-- Called by: lease_fresh.
+CREATE OR REPLACE FUNCTION tributary.partition_end(p_tx xid8) RETURNS xid8
+LANGUAGE sql STABLE AS $$
+SELECT p.to_tx FROM tributary.partitions p
+ WHERE p.from_tx <= p_tx AND p.to_tx > p_tx
+ ORDER BY p.from_tx DESC LIMIT 1 $$;

@@ -22,6 +22,18 @@ BEGIN
     END IF;
 END $$;
 
+-- lease_fresh's result gained after_tx and after_seq (migration 0013: a read
+-- goes one partition at a time and says where it started). A database whose
+-- lease_fresh returns the older result gets it anew.
+DO $$
+BEGIN
+    IF to_regprocedure('tributary.lease_fresh(tributary.consumer_groups, text, int)') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.lease_fresh(tributary.consumer_groups, text, int)')
+                          AND 'after_tx' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.lease_fresh(tributary.consumer_groups, text, int);
+    END IF;
+END $$;
+
 -- The first p_max events after group g's cursor, in (tx_id, seq) order: one
 -- range of the index events_tx_seq. Only events of transactions below
 -- p_watermark (the xmin of a snapshot taken before this one: every
@@ -47,9 +59,11 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 
 -- Step 3 of a read: leases up to p_max fresh events to p_consumer as a new
 -- batch and moves the cursor past them, reading only the seqs and sources
--- (the caller reads the events themselves again with fresh_events(g,
--- watermark, sources, cardinality(batch.seqs)): the same events, as g is the
--- row as locked, before the move). batch is NULL when nothing is fresh.
+-- (the caller reads the events themselves again with fresh_events(g with
+-- its cursor at (after_tx, after_seq), watermark, sources,
+-- cardinality(batch.seqs)): the same events, as that is where the read that
+-- found them started, before the move; watermark is where it ended). batch
+-- is NULL when nothing is fresh.
 -- names maps the id (as text) of each source in the batch to its name: the
 -- reads look names up in it rather than join tributary.sources, whose plan
 -- turned on statistics (a nested loop over all the sources for each event,
@@ -62,9 +76,11 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- Called by: read_fresh, read_fresh_json.
 CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
                                                   OUT batch tributary.consumer_batches, OUT watermark xid8,
-                                                  OUT sources bit varying, OUT names jsonb)
+                                                  OUT sources bit varying, OUT names jsonb,
+                                                  OUT after_tx xid8, OUT after_seq bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
+    v_watermark xid8;
     v_busy int[];
     v_stop_tx xid8;
     v_stop_seq bigint;
@@ -76,7 +92,7 @@ DECLARE
     v_batch_last_tx xid8;
     v_last_seq bigint;
 BEGIN
-    watermark := pg_snapshot_xmin(pg_current_snapshot());
+    v_watermark := pg_snapshot_xmin(pg_current_snapshot());
     -- '>' matches every source: nothing to check per event. Any other
     -- pattern: the matches the group keeps, or, when a change to the sources
     -- cleared them (forget_group_sources), matched again and kept. No source
@@ -91,32 +107,46 @@ BEGIN
     END IF;
     IF g.ordered THEN
         v_busy := tributary.busy_sources(g.id);
+    END IF;
+    -- One partition at a time: the read ends where the partition holding
+    -- the cursor ends (or at the watermark, if sooner), so the plan's merge
+    -- of partitions starts one index scan, however many partitions lie
+    -- between the cursor and the watermark. A partition with nothing for
+    -- the group moves the cursor to its end, and the read goes on in the
+    -- next; a partition with less than p_max gives a short batch.
+    LOOP
+        after_tx := g.cursor_tx;
+        after_seq := g.cursor_seq;
+        watermark := least(v_watermark, coalesce(tributary.partition_end(g.cursor_tx), v_watermark));
         IF cardinality(v_busy) > 0 THEN
             SELECT f.tx_id, f.seq INTO v_stop_tx, v_stop_seq
               FROM tributary.fresh_events(g, watermark, sources, p_max) f
              WHERE f.source_id = ANY (v_busy)
              LIMIT 1;
         END IF;
-    END IF;
-    SELECT count(*), array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
-           min(f.tx_id), max(f.tx_id)
-      INTO v_count, v_seqs, v_source_ids, v_first_tx, v_last_tx
-      FROM tributary.fresh_events(g, watermark, sources, p_max) f
-     WHERE v_stop_tx IS NULL OR (f.tx_id, f.seq) < (v_stop_tx, v_stop_seq);
-    v_batch_last_tx := v_last_tx;
-    IF v_stop_tx IS NULL AND v_count < p_max THEN
-        -- Everything up to the watermark was taken: the cursor moves to it,
-        -- so the events below it that this group does not want are not
-        -- scanned again.
-        v_last_tx := watermark;
-        v_last_seq := 0;
-    ELSIF v_count > 0 THEN
-        v_last_seq := v_seqs[v_count];    -- the last event taken, whose tx_id is the greatest
-    END IF;
-    IF v_last_tx IS NOT NULL THEN
-        UPDATE tributary.consumer_groups gr SET cursor_tx = v_last_tx, cursor_seq = v_last_seq
-         WHERE gr.id = g.id AND (v_last_tx, v_last_seq) > (gr.cursor_tx, gr.cursor_seq);
-    END IF;
+        SELECT count(*), array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
+               min(f.tx_id), max(f.tx_id)
+          INTO v_count, v_seqs, v_source_ids, v_first_tx, v_last_tx
+          FROM tributary.fresh_events(g, watermark, sources, p_max) f
+         WHERE v_stop_tx IS NULL OR (f.tx_id, f.seq) < (v_stop_tx, v_stop_seq);
+        v_batch_last_tx := v_last_tx;
+        IF v_stop_tx IS NULL AND v_count < p_max THEN
+            -- Everything up to the read's end was taken: the cursor moves to
+            -- it, so the events below it that this group does not want are
+            -- not scanned again.
+            v_last_tx := watermark;
+            v_last_seq := 0;
+        ELSIF v_count > 0 THEN
+            v_last_seq := v_seqs[v_count];    -- the last event taken, whose tx_id is the greatest
+        END IF;
+        IF v_last_tx IS NOT NULL THEN
+            UPDATE tributary.consumer_groups gr SET cursor_tx = v_last_tx, cursor_seq = v_last_seq
+             WHERE gr.id = g.id AND (v_last_tx, v_last_seq) > (gr.cursor_tx, gr.cursor_seq);
+        END IF;
+        EXIT WHEN v_count > 0 OR v_stop_tx IS NOT NULL OR watermark >= v_watermark;
+        g.cursor_tx := watermark;
+        g.cursor_seq := 0;
+    END LOOP;
     IF v_count > 0 THEN
         INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids,
                                                 tx_from, tx_to)
@@ -142,6 +172,8 @@ BEGIN
     IF (v_lease.batch).id IS NULL THEN
         RETURN;
     END IF;
+    g.cursor_tx := v_lease.after_tx;    -- where the lease's read started
+    g.cursor_seq := v_lease.after_seq;
     RETURN QUERY
     SELECT (v_lease.batch).id, (v_lease.batch).lease_token, 1, f.seq, v_lease.names ->> f.source_id::text,
            f.event_id, f.payload, f.loaded_at, f.event_key
@@ -163,6 +195,8 @@ BEGIN
     IF (v_lease.batch).id IS NULL THEN
         RETURN;
     END IF;
+    g.cursor_tx := v_lease.after_tx;    -- where the lease's read started
+    g.cursor_seq := v_lease.after_seq;
     RETURN QUERY
     -- In log order without a sort: the aggregate takes the rows as
     -- fresh_events' ORDER BY gives them (nothing between them reorders).

@@ -1,0 +1,136 @@
+// The partitioned log (issue 16): tributary.events is cut by ranges of
+// tx_id; a consumer group reads across partitions one at a time, every event
+// once and in order, without stalling on partitions that hold nothing for
+// it; a key is stored once whatever partition its first copy is in.
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include "support/test_database.h"
+#include "support/tributary_cli.h"
+
+using namespace tributary::testing;
+
+namespace {
+
+/// Transaction ids used one by one (one per committed transaction), so that
+/// the log's later events land in later partitions.
+void use_transaction_ids(const TestDatabase& db, int count) {
+    db.exec("DO $$ BEGIN SET LOCAL synchronous_commit = off; FOR i IN 1.." + std::to_string(count) +
+            " LOOP PERFORM pg_current_xact_id(); COMMIT; SET LOCAL synchronous_commit = off; END LOOP; END $$");
+}
+
+/// The log recut for the test: the partitions `migrate` made ahead (wide and
+/// empty) dropped, then `count` partitions of `width` transaction ids each,
+/// from the end of events_0 on; transaction ids used up to that end.
+void cut_into_small_partitions(const TestDatabase& db, int count, int width) {
+    pqxx::connection c(db.url());
+    pqxx::work tx(c);
+    for (const auto& row : tx.exec("SELECT name FROM tributary.partitions WHERE name <> 'events_0'"))
+        tx.exec("DROP TABLE tributary." + tx.quote_name(row[0].as<std::string>()));
+    tx.exec("DELETE FROM tributary.partitions WHERE name <> 'events_0'");
+    tx.commit();
+    const auto end = std::stoll(db.scalar("SELECT to_tx FROM tributary.partitions WHERE name = 'events_0'"));
+    const auto next = std::stoll(db.scalar("SELECT tributary.next_xid()"));
+    REQUIRE(next <= end);
+    use_transaction_ids(db, static_cast<int>(end - next));
+    for (int i = 0; i < count; ++i)
+        db.exec("SELECT tributary.add_partition('" + std::to_string(end + i * width) + "', '" +
+                std::to_string(end + (i + 1) * width) + "')");
+}
+
+/// Every batch consumer_next hands `consumer` of `group` until one comes
+/// back empty, each acked by the next call: the keys of each batch.
+std::vector<std::vector<std::string>> consume_all(const TestDatabase& db, const std::string& group) {
+    pqxx::connection c(db.url());
+    std::vector<std::vector<std::string>> batches;
+    std::string batch = "NULL";
+    std::string token = "NULL";
+    for (int call = 0; call < 1000; ++call) {
+        pqxx::nontransaction tx(c);
+        const auto rows = tx.exec("SELECT batch_id, lease_token, events FROM tributary.consumer_next(" +
+                                  tx.quote(group) + ", 'c', 1000, " + batch + ", " + token + ")");
+        if (rows.empty() || rows[0][0].is_null()) break;  // nothing: (the last ack's answer alone)
+        std::vector<std::string> keys;
+        for (const auto& event : nlohmann::json::parse(rows[0][2].as<std::string>()))
+            keys.push_back(event["event_key"].get<std::string>());
+        batches.push_back(keys);
+        batch = rows[0][0].as<std::string>();
+        token = tx.quote(rows[0][1].as<std::string>()) + "::uuid";
+    }
+    return batches;
+}
+
+}  // namespace
+
+TEST_CASE("a group reads a log of many partitions: every event once, in order, one partition at a time",
+          "[partitions]") {
+    TestDatabase db;
+    cut_into_small_partitions(db, 12, 40);
+    run_tributary(db.url(), {"source", "add", "a.one", "--published"});
+    run_tributary(db.url(), {"source", "add", "b.one", "--published"});
+    run_tributary(db.url(), {"group", "create", "only-a", "--pattern", "a.>", "--from", "beginning"});
+    run_tributary(db.url(), {"group", "create", "all", "--from", "beginning"});
+
+    // a's events in the first partitions and the last, b's alone in the
+    // partitions between: one transaction (one transaction id) per publish.
+    std::vector<std::string> a_keys;
+    std::vector<std::string> all_keys;
+    auto publish = [&](const std::string& source, const std::string& key) {
+        db.exec("SELECT tributary.publish('" + source + "', '" + key + "', '{}')");
+        all_keys.push_back(key);
+        if (source == "a.one") a_keys.push_back(key);
+    };
+    for (int i = 0; i < 60; ++i) publish("a.one", "a-" + std::to_string(i));
+    for (int i = 0; i < 200; ++i) publish("b.one", "b-" + std::to_string(i));
+    for (int i = 60; i < 100; ++i) publish("a.one", "a-" + std::to_string(i));
+    use_transaction_ids(db, 5);  // the watermark past the last publish
+
+    const auto partitions_used = std::stoi(db.scalar("SELECT count(DISTINCT tableoid) FROM tributary.events"));
+    INFO("partitions holding events: " << partitions_used);
+    REQUIRE(partitions_used >= 8);
+    REQUIRE(db.scalar("SELECT count(*) FROM tributary.events_default") == "0");
+
+    SECTION("a group of every source gets every event once, in log order, in a batch per partition") {
+        const auto batches = consume_all(db, "all");
+        std::vector<std::string> got;
+        for (const auto& b : batches) got.insert(got.end(), b.begin(), b.end());
+        CHECK(got == all_keys);
+        CHECK(batches.size() >= static_cast<std::size_t>(partitions_used));
+        for (const auto& b : batches) CHECK(b.size() <= 40);  // never more than one partition holds
+    }
+    SECTION("a pattern group crosses the partitions that hold nothing for it without an empty answer") {
+        const auto batches = consume_all(db, "only-a");
+        std::vector<std::string> got;
+        for (const auto& b : batches) got.insert(got.end(), b.begin(), b.end());
+        CHECK(got == a_keys);
+        CHECK(db.scalar("SELECT events_behind FROM tributary.group_status WHERE name = 'only-a'") == "0");
+    }
+    SECTION("a key published again after its partition rolled over is not stored twice") {
+        CHECK(db.scalar("SELECT tributary.publish('a.one', 'a-0', '{\"again\": true}')") == "f");
+        CHECK(db.scalar("SELECT tributary.publish('b.one', '[{\"key\": \"b-1\", \"payload\": 1}, "
+                        "{\"key\": \"b-new\", \"payload\": 2}, {\"key\": \"b-new\", \"payload\": 3}]')") == "1");
+        CHECK(db.scalar("SELECT count(*) FROM tributary.events WHERE event_key IN ('a-0', 'b-1')") == "2");
+        CHECK(db.scalar("SELECT payload FROM tributary.events WHERE event_key = 'b-new'") == "2");
+    }
+}
+
+TEST_CASE("events of transactions no partition covers go to the default partition and are read in order",
+          "[partitions]") {
+    TestDatabase db;
+    cut_into_small_partitions(db, 1, 20);
+    run_tributary(db.url(), {"source", "add", "p", "--published"});
+    run_tributary(db.url(), {"group", "create", "g", "--from", "beginning"});
+    std::vector<std::string> keys;
+    for (int i = 0; i < 50; ++i) {
+        keys.push_back("k" + std::to_string(i));
+        db.exec("SELECT tributary.publish('p', 'k" + std::to_string(i) + "', '{}')");
+    }
+    use_transaction_ids(db, 3);
+    REQUIRE(std::stoi(db.scalar("SELECT count(*) FROM tributary.events_default")) > 0);
+    std::vector<std::string> got;
+    for (const auto& b : consume_all(db, "g")) got.insert(got.end(), b.begin(), b.end());
+    CHECK(got == keys);
+}
