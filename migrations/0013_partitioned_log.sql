@@ -5,9 +5,11 @@
 -- "The partitioned log" says why tx_id and how keys stay unique.
 --
 -- Done online, in three transactions (the lines "-- migrate: commit" end
--- each one; `migrate` runs the last together with the sql/ definitions, so
--- no writer ever runs an old function against the new table). Each step can
--- run again after an interruption. On a populated log the only long work
+-- each one), with this release's sql/ definitions applied between steps 2
+-- and 3 (the line "-- migrate: definitions"): they work on the table before
+-- and after the switch, and a writer waiting for the switch's lock must not
+-- be running a function of the old set, whose ON CONFLICT needs the old
+-- table's unique index. Each step can run again after an interruption. On a populated log the only long work
 -- (a scan to prove every existing row lies below a bound, and copying the
 -- keys of sources keyed by text) holds no lock that stops loaders or
 -- consumers; the switch itself holds the log for as long as the new
@@ -173,8 +175,10 @@ END $$;
 
 DO $$
 BEGIN
-    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'tributary.events'::regclass) <> 'r' THEN
-        RETURN;
+    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'tributary.events'::regclass) <> 'r'
+       OR (SELECT c.convalidated FROM pg_constraint c
+            WHERE c.conrelid = 'tributary.events'::regclass AND c.conname = 'events_before_partitions') THEN
+        RETURN;    -- partitioned already, or this step done (in the same transaction as the keys)
     END IF;
     ALTER TABLE tributary.events VALIDATE CONSTRAINT events_before_partitions;
     INSERT INTO tributary.event_keys (source_id, event_key)
@@ -183,6 +187,7 @@ BEGIN
 END $$;
 
 -- migrate: commit
+-- migrate: definitions
 
 DO $$
 DECLARE
@@ -192,8 +197,20 @@ BEGIN
     IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'tributary.events'::regclass) <> 'r' THEN
         RETURN;
     END IF;
-    SET LOCAL lock_timeout = '10s';
-    LOCK TABLE tributary.events IN ACCESS EXCLUSIVE MODE;
+    -- Every writer and reader of the log queues behind a waiting exclusive
+    -- lock: wait 1 s at most, then let them through for a second, 30 times.
+    SET LOCAL lock_timeout = '1s';
+    FOR attempt IN 1..30 LOOP
+        BEGIN
+            LOCK TABLE tributary.events IN ACCESS EXCLUSIVE MODE;
+            EXIT;
+        EXCEPTION WHEN lock_not_available THEN
+            IF attempt = 30 THEN
+                RAISE;
+            END IF;
+            PERFORM pg_sleep(1);
+        END;
+    END LOOP;
     SELECT substring(pg_get_constraintdef(c.oid) FROM '''(\d+)''')::xid8 INTO v_bound
       FROM pg_constraint c
      WHERE c.conrelid = 'tributary.events'::regclass AND c.conname = 'events_before_partitions';

@@ -18,8 +18,8 @@
 -- the oldest one still running). A timestamp: before the first event with
 -- loaded_at >= it; events of transactions that started before it but
 -- committed after may come too (loaded_at is the transaction's start).
--- Finding a timestamp walks the log from the start: an operator's command,
--- not a hot path.
+-- Finding a timestamp walks the log from the first partition that ended
+-- after it: an operator's command, not a hot path.
 -- Called by: group_create, group_reset; `tributary tail --from`.
 CREATE OR REPLACE FUNCTION tributary.log_position(p_from text)
 RETURNS TABLE (tx_id xid8, seq bigint)
@@ -49,7 +49,12 @@ BEGIN
         RETURN QUERY
         SELECT least(first.tx_id, pg_snapshot_xmin(pg_current_snapshot())), 0::bigint
           FROM (SELECT) one
-          LEFT JOIN LATERAL (SELECT e.tx_id FROM tributary.events e WHERE e.loaded_at >= v_at
+          LEFT JOIN LATERAL (SELECT e.tx_id FROM tributary.events e
+                              WHERE e.loaded_at >= v_at
+                                -- Not in the partitions that ended before v_at: every event in
+                                -- them was loaded before their end.
+                                AND e.tx_id >= coalesce((SELECT max(p.to_tx) FROM tributary.partitions p
+                                                          WHERE p.ended_at < v_at), '0'::xid8)
                               ORDER BY e.tx_id, e.seq LIMIT 1) first ON true;
     END CASE;
 END $$;

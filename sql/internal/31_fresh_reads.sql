@@ -22,18 +22,6 @@ BEGIN
     END IF;
 END $$;
 
--- lease_fresh's result gained after_tx and after_seq (migration 0013: a read
--- goes one partition at a time and says where it started). A database whose
--- lease_fresh returns the older result gets it anew.
-DO $$
-BEGIN
-    IF to_regprocedure('tributary.lease_fresh(tributary.consumer_groups, text, int)') IS NOT NULL
-       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.lease_fresh(tributary.consumer_groups, text, int)')
-                          AND 'after_tx' = ANY (proargnames)) THEN
-        DROP FUNCTION tributary.lease_fresh(tributary.consumer_groups, text, int);
-    END IF;
-END $$;
-
 -- The first p_max events after group g's cursor, in (tx_id, seq) order: one
 -- range of the index events_tx_seq. Only events of transactions below
 -- p_watermark (the xmin of a snapshot taken before this one: every
@@ -60,10 +48,11 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- Step 3 of a read: leases up to p_max fresh events to p_consumer as a new
 -- batch and moves the cursor past them, reading only the seqs and sources
 -- (the caller reads the events themselves again with fresh_events(g with
--- its cursor at (after_tx, after_seq), watermark, sources,
--- cardinality(batch.seqs)): the same events, as that is where the read that
--- found them started, before the move; watermark is where it ended). batch
--- is NULL when nothing is fresh.
+-- its cursor just before the batch's first event, (tx_from, seqs[1] - 1),
+-- watermark, sources, cardinality(batch.seqs)): the same events, as they
+-- are the first that many the group wants after that point, and watermark
+-- is where the read that found them ended). batch is NULL when nothing is
+-- fresh.
 -- names maps the id (as text) of each source in the batch to its name: the
 -- reads look names up in it rather than join tributary.sources, whose plan
 -- turned on statistics (a nested loop over all the sources for each event,
@@ -76,8 +65,7 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- Called by: read_fresh, read_fresh_json.
 CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
                                                   OUT batch tributary.consumer_batches, OUT watermark xid8,
-                                                  OUT sources bit varying, OUT names jsonb,
-                                                  OUT after_tx xid8, OUT after_seq bigint)
+                                                  OUT sources bit varying, OUT names jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_watermark xid8;
@@ -115,8 +103,6 @@ BEGIN
     -- the group moves the cursor to its end, and the read goes on in the
     -- next; a partition with less than p_max gives a short batch.
     LOOP
-        after_tx := g.cursor_tx;
-        after_seq := g.cursor_seq;
         watermark := least(v_watermark, coalesce(tributary.partition_end(g.cursor_tx), v_watermark));
         IF cardinality(v_busy) > 0 THEN
             SELECT f.tx_id, f.seq INTO v_stop_tx, v_stop_seq
@@ -172,8 +158,10 @@ BEGIN
     IF (v_lease.batch).id IS NULL THEN
         RETURN;
     END IF;
-    g.cursor_tx := v_lease.after_tx;    -- where the lease's read started
-    g.cursor_seq := v_lease.after_seq;
+    -- Read again from just before the batch's first event: the read that
+    -- found it may have started partitions earlier (lease_fresh).
+    g.cursor_tx := (v_lease.batch).tx_from;
+    g.cursor_seq := (v_lease.batch).seqs[1] - 1;
     RETURN QUERY
     SELECT (v_lease.batch).id, (v_lease.batch).lease_token, 1, f.seq, v_lease.names ->> f.source_id::text,
            f.event_id, f.payload, f.loaded_at, f.event_key
@@ -195,8 +183,10 @@ BEGIN
     IF (v_lease.batch).id IS NULL THEN
         RETURN;
     END IF;
-    g.cursor_tx := v_lease.after_tx;    -- where the lease's read started
-    g.cursor_seq := v_lease.after_seq;
+    -- Read again from just before the batch's first event: the read that
+    -- found it may have started partitions earlier (lease_fresh).
+    g.cursor_tx := (v_lease.batch).tx_from;
+    g.cursor_seq := (v_lease.batch).seqs[1] - 1;
     RETURN QUERY
     -- In log order without a sort: the aggregate takes the rows as
     -- fresh_events' ORDER BY gives them (nothing between them reorders).

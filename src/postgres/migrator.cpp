@@ -134,6 +134,14 @@ bool apply_definitions(pqxx::work& tx, const std::vector<SqlFile>& definitions, 
 /// made partitioned while loaders go on) runs in steps, each its own
 /// transaction, and each safe to run again.
 constexpr const char* kStepEnd = "\n-- migrate: commit\n";
+/// A step that begins with this line has the sql/ definitions applied (and
+/// committed) first: for a migration whose last step must not meet a writer
+/// running a function of the old set (migrations/0013).
+constexpr const char* kDefinitionsFirst = "-- migrate: definitions\n";
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+    return text.compare(0, prefix.size(), prefix) == 0;
+}
 
 std::vector<std::string> steps_of(const std::string& migration) {
     std::vector<std::string> steps;
@@ -213,7 +221,15 @@ std::vector<std::string> Migrator::migrate() {
     std::vector<std::string> defined;
     for (const auto* migration : pending) {
         const auto steps = steps_of(migration->sql);
-        for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            if (starts_with(steps[i], kDefinitionsFirst)) {
+                pqxx::work definitions(*connection);
+                std::vector<std::string> early;
+                apply_definitions(definitions, definitions_, definitions_digest_, roles, true, early);
+                definitions.commit();
+                spdlog::info("applied the definitions before the last step of migration {}", migration->name);
+            }
+            if (i + 1 == steps.size()) break;
             pqxx::work step(*connection);
             step.exec(steps[i]);
             step.commit();
