@@ -11,6 +11,14 @@ namespace sql = statements::maintainer;
 constexpr const char* kLimits = "maintainer_limits";
 constexpr const char* kFence = "maintainer_fence";
 
+/// 42501. libpqxx 6.4 leaves sqlstate() empty for some errors it raises as
+/// insufficient_privilege: then the server's message says it.
+bool is_permission_denied(const pqxx::sql_error& e) {
+    if (e.sqlstate() == "42501") return true;
+    return dynamic_cast<const pqxx::insufficient_privilege*>(&e) != nullptr ||
+           (e.sqlstate().empty() && std::string(e.what()).find("permission denied") != std::string::npos);
+}
+
 }  // namespace
 
 MaintainerFence::MaintainerFence(PostgresSession& session, std::chrono::milliseconds lease)
@@ -30,7 +38,7 @@ void MaintainerFence::translate(const pqxx::sql_error& e) { throw_if_maintainer_
 
 void throw_if_maintainer_error(const pqxx::sql_error& e) {
     if (e.sqlstate() == "TR001") throw maintenance::LeaseLost(server_message(e));
-    if (e.sqlstate() == "42501")
+    if (is_permission_denied(e))
         throw maintenance::MaintainerForbidden(
             server_message(e) +
             " (the maintainer's functions need a role in tributary_maintainer: tributary grant maintainer USER)");
