@@ -267,3 +267,46 @@ TEST_CASE("run as a role outside tributary_maintainer loads as ever, and warns o
     const auto once = run_tributary(as_user(db.url(), loader.name()), {"maintain", "--once"});
     CHECK_THAT(once.err, Catch::Contains("step=partitions-ahead ok"));
 }
+
+TEST_CASE(
+    "maintain: a holder stopped inside its fenced transaction loses it to the server, and the other "
+    "takes over; continued, it commits nothing and acts no more",
+    "[maintainer]") {
+    TestDatabase db;
+    // Hold the row observe_partitions locks first, so that the first maintainer's first pass waits
+    // inside its fenced transaction (the lease row share-locked) until the test lets it go on.
+    pqxx::connection blocker(db.url());
+    pqxx::work blocking(blocker);
+    blocking.exec("SELECT * FROM tributary.log_settings FOR UPDATE");
+    const auto args = tributary_args(db.url(), {"maintain", "--lease", "6s", "--interval", "1s"});
+    ChildProcess first(args);
+    std::string backend;
+    wait_until(
+        [&] {
+            backend = db.scalar(
+                "SELECT coalesce(min(pid)::text, '') FROM pg_stat_activity WHERE wait_event_type = "
+                "'Lock' AND query LIKE '%observe_partitions%'");
+            return !backend.empty();
+        },
+        "the first maintainer waits inside its fenced transaction");
+    first.signal(SIGSTOP);
+    blocking.commit();  // its statement finishes; its transaction now idles in a stopped process
+    wait_until([&] { return db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + backend) == "0"; },
+               "the server ended the stopped maintainer's idle transaction");
+
+    ChildProcess second(args);
+    wait_until([&] { return !took_lease_as(second).empty(); }, "the second took over");
+    const auto second_token = db.scalar("SELECT token FROM tributary.maintainer_lease");
+    wait_for_log(second, "step=partitions-ahead ok");
+
+    first.signal(SIGCONT);
+    wait_for_log(first, "lost the lease");
+    CHECK_THAT(first.err(), Catch::Contains("step=observe failed"));  // its COMMIT found the session gone
+    CHECK(holder(db) == took_lease_as(second));
+    CHECK(db.scalar("SELECT token FROM tributary.maintainer_lease") == second_token);
+    CHECK(count_of(first.err(), "took the lease") == 1);
+    first.signal(SIGTERM);
+    second.signal(SIGTERM);
+    CHECK(first.wait_for(60s) == 0);
+    CHECK(second.wait_for(60s) == 0);
+}
