@@ -1,4 +1,4 @@
--- The five group roles (NOLOGIN; `migrate` creates them when it may, and
+-- The six group roles (NOLOGIN; `migrate` creates them when it may, and
 -- `tributary grant ROLE USER` makes a login role a member) and exactly what
 -- each needs. A role that does not exist is skipped; `migrate` applies this
 -- again once it does.
@@ -16,6 +16,9 @@
 --   tributary_publisher applications: may call publish, which stores only to
 --                       a published source whose publishers include one of
 --                       the login role's roles; reads nothing.
+--   tributary_maintainer `maintain`, and `run` taking part in the election:
+--                       the maintainer's lease and the functions of its
+--                       pass (partitions ahead, observation); no table.
 --
 -- The public functions the consumer and the admin call run as their owner
 -- (SECURITY DEFINER, sql/api/): these roles get EXECUTE on them, not the
@@ -140,5 +143,21 @@ BEGIN
         GRANT USAGE ON SCHEMA tributary TO tributary_publisher;
         GRANT EXECUTE ON FUNCTION tributary.publish(text, text, jsonb), tributary.publish(text, jsonb)
             TO tributary_publisher;
+    END IF;
+
+    IF to_regrole('tributary_maintainer') IS NOT NULL THEN
+        -- From nothing, so that this file is the whole truth.
+        REVOKE ALL ON ALL TABLES IN SCHEMA tributary FROM tributary_maintainer;
+        REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tributary FROM tributary_maintainer;
+        GRANT USAGE ON SCHEMA tributary TO tributary_maintainer;
+        GRANT SELECT ON tributary.schema_migrations, tributary.schema_definitions TO tributary_maintainer;
+        -- All SECURITY DEFINER (sql/internal/80_partitions.sql, 81_maintainer.sql).
+        GRANT EXECUTE ON FUNCTION
+            tributary.maintainer_acquire(text, interval),
+            tributary.maintainer_release(text, bigint),
+            tributary.maintainer_fence(text, bigint),
+            tributary.observe_partitions(),
+            tributary.partitions_ahead()
+            TO tributary_maintainer;
     END IF;
 END $$;

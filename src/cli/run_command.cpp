@@ -21,6 +21,8 @@
 #include "http/body_budget.h"
 #include "http/curl_event_fetcher.h"
 #include "http/oauth2_token_request.h"
+#include "maintainer_process.h"
+#include "maintenance/lease_store.h"
 #include "metrics/loader_metrics.h"
 #include "metrics/metrics_server.h"
 #include "page_buffer_memory.h"
@@ -56,6 +58,8 @@ struct RunOptions {
     std::chrono::milliseconds idle_poll_cap{60000};  ///< idle_poll_max, parsed
     /// Bytes of response bodies all workers may hold at once (BodyBudget).
     std::size_t max_body_bytes_in_flight = std::size_t{256} << 20;
+    bool no_maintain = false;
+    MaintainerFlags maintainer;  ///< --maintainer-lease, --maintainer-interval
 };
 
 /// A loop that has done nothing at all for this long is stuck (the longest
@@ -153,6 +157,27 @@ bool run_worker(int index, const Shared& shared) {
     }
 }
 
+/// The process's part in the maintainer's election (unless --no-maintain): competes for the
+/// lease until stopped. Never fails loading: a role that may not maintain warns once and the
+/// thread ends; any other failure is logged and the maintainer tries again after a lease.
+void take_part_in_maintenance(const std::string& db, const MaintainerFlags& flags, const StopSignal& stop) {
+    const auto lease = flags.timings().lease;
+    while (!stop.stop_requested()) {
+        try {
+            MaintainerProcess process(db, flags);
+            process.maintainer().run(stop);
+            return;
+        } catch (const maintenance::MaintainerForbidden& e) {
+            spdlog::warn("maintainer: this process takes no part in maintaining the log (loading goes on): {}",
+                         e.what());
+            return;
+        } catch (const std::exception& e) {
+            spdlog::error("maintainer: stopped on an error, trying again in {} ms: {}", lease.count(), e.what());
+            stop.wait_for(lease);
+        }
+    }
+}
+
 /// Watches the clock (--max-runtime) and memory (--max-rss) until stopped;
 /// either limit is a graceful stop like a signal. Returns whether memory did it.
 bool watch_limits(const RunOptions& options, std::chrono::milliseconds max_runtime, StopSignal& stop) {
@@ -187,6 +212,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
             throw UsageError(std::string("--listen: ") + e.what());
         }
     }
+    if (!options.no_maintain) options.maintainer.timings();  // bad flags: a usage error before anything starts
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
@@ -233,11 +259,14 @@ int run(const GlobalOptions& global, RunOptions& options) {
         workers.emplace_back([&, i] {
             if (!run_worker(i, shared)) ++failed;
         });
+    std::optional<std::thread> maintainer;
+    if (!options.no_maintain) maintainer.emplace([&] { take_part_in_maintenance(db, options.maintainer, stop); });
     bool memory_limit = false;
     std::thread limits([&] { memory_limit = watch_limits(options, max_runtime, stop); });
     for (auto& w : workers) w.join();
     stop.request_stop();  // wakes the limits thread when workers ended by themselves
     limits.join();
+    if (maintainer) maintainer->join();  // releases the lease if it held it
     spdlog::info("stopped");
     if (failed) return exit_failure;
     return memory_limit ? exit_memory_limit : exit_ok;
@@ -272,6 +301,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
         ->capture_default_str()
         ->check(decimal_in(static_cast<std::int64_t>(FetchLimits{}.max_body_bytes),
                            std::numeric_limits<std::int64_t>::max()));
+    cmd->add_flag("--no-maintain", options->no_maintain,
+                  "take no part in the maintainer's election (by default one `run` or `maintain` process at a "
+                  "time maintains the log)");
+    add_maintainer_flags(*cmd, options->maintainer, "maintainer-");
     cmd->callback([&global, &action, options] { action = [&global, options] { return run(global, *options); }; });
 }
 

@@ -20,7 +20,7 @@ namespace {
 
 /// present_roles when every group role exists.
 constexpr const char* kAllRoles =
-    "tributary_admin,tributary_consumer,tributary_loader,tributary_publisher,tributary_receiver";
+    "tributary_admin,tributary_consumer,tributary_loader,tributary_maintainer,tributary_publisher,tributary_receiver";
 
 struct AppliedMigration {
     int version;
@@ -101,8 +101,8 @@ std::string ensure_roles(pqxx::transaction_base& session) {
     const auto present = session.exec1(sql::present_roles)[0].as<std::string>();
     if (present != kAllRoles)
         spdlog::warn(
-            "the roles tributary_loader, tributary_consumer, tributary_admin, tributary_receiver and "
-            "tributary_publisher do not all exist (present: "
+            "the roles tributary_loader, tributary_consumer, tributary_admin, tributary_receiver, "
+            "tributary_publisher and tributary_maintainer do not all exist (present: "
             "'{}'), and this role may not create roles (no CREATEROLE): their privileges are skipped. "
             "Create them (CREATE ROLE tributary_loader NOLOGIN; ...) and run `tributary migrate` again",
             present);

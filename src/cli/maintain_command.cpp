@@ -1,0 +1,73 @@
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "command.h"
+#include "exit_codes.h"
+#include "flag_checks.h"
+#include "maintainer_process.h"
+#include "postgres/migrator.h"
+#include "schema_wait.h"
+#include "signal_watcher.h"
+
+namespace tributary::cli {
+
+namespace {
+
+struct MaintainOptions {
+    MaintainerFlags maintainer;
+    bool once = false;
+};
+
+/// --once (cron): one pass if the lease is free, then give it back.
+int maintain_once(maintenance::Maintainer& maintainer) {
+    if (!maintainer.hold()) return exit_ok;  // logged: another maintainer holds the lease
+    maintainer.pass();
+    maintainer.release();
+    return exit_ok;
+}
+
+int maintain(const GlobalOptions& global, const MaintainOptions& options) {
+    const auto db = global.database_url();
+    options.maintainer.timings();  // bad flags are usage errors before anything starts
+    StopSignal stop;
+    SignalWatcher signals(stop);
+    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions, stop)) return exit_ok;
+    MaintainerProcess process(db, options.maintainer);
+    auto& maintainer = process.maintainer();
+    spdlog::info("maintainer={} starting{}", maintainer.holder(), options.once ? " (one pass)" : "");
+    if (options.once) return maintain_once(maintainer);
+    maintainer.run(stop);
+    spdlog::info("maintainer={} stopped", maintainer.holder());
+    return exit_ok;
+}
+
+}  // namespace
+
+void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::string& prefix) {
+    cmd.add_option("--" + prefix + "lease", flags.lease,
+                   "how long the maintainer's lease lasts unrenewed (renewed every third of it): how long the "
+                   "log goes without a maintainer after one vanished")
+        ->capture_default_str()
+        ->check(duration_value());
+    cmd.add_option("--" + prefix + "interval", flags.interval,
+                   "how often a pass (observe partitions, create those ahead, retention) runs while holding "
+                   "the lease")
+        ->capture_default_str()
+        ->check(duration_value());
+    // Retention's flags (--archive-command, --archive-format) are added here.
+}
+
+void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& action) {
+    auto* cmd = app.add_subcommand(
+        "maintain",
+        "Compete for the maintainer's lease and, while holding it, maintain the log: observe its partitions, "
+        "create the coming ones, apply retention (releases the lease on SIGTERM/SIGINT)");
+    auto options = std::make_shared<MaintainOptions>();
+    add_maintainer_flags(*cmd, options->maintainer, "");
+    cmd->add_flag("--once", options->once,
+                  "for cron: one pass if no other maintainer holds the lease, then release it and exit 0");
+    cmd->callback([&global, &action, options] { action = [&global, options] { return maintain(global, *options); }; });
+}
+
+}  // namespace tributary::cli

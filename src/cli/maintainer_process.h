@@ -1,0 +1,49 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/stop_signal.h"
+#include "maintenance/maintainer.h"
+#include "postgres/maintainer_fence.h"
+#include "postgres/postgres_lease_store.h"
+#include "postgres/postgres_session.h"
+
+namespace tributary::cli {
+
+/// The maintainer's flags, as `maintain` and `run` (--maintainer-*) take them.
+struct MaintainerFlags {
+    std::string lease = "30s";
+    std::string interval = "60s";
+    // Retention's flags (--archive-command, ...) go here.
+
+    /// Parsed; throws UsageError (an interval or lease that is not a duration, a lease under 1 s).
+    maintenance::MaintainerTimings timings() const;
+};
+
+/// Adds --PREFIXlease and --PREFIXinterval (and retention's flags) to `cmd`.
+void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::string& prefix);
+
+/// A maintainer wired to PostgreSQL: its own session (autocommit for the lease, fenced
+/// transactions for the steps), the pass's steps in order: observe, partitions ahead, then
+/// retention's.
+class MaintainerProcess {
+public:
+    MaintainerProcess(const std::string& db, const MaintainerFlags& flags);
+
+    maintenance::Maintainer& maintainer() { return *maintainer_; }
+
+private:
+    maintenance::MaintainerTimings timings_;
+    postgres::PostgresSession session_;
+    postgres::PostgresLeaseStore store_;
+    postgres::MaintainerFence fence_;
+    std::vector<std::unique_ptr<maintenance::MaintenanceStep>> steps_;
+    std::unique_ptr<maintenance::Maintainer> maintainer_;
+};
+
+}  // namespace tributary::cli

@@ -1,0 +1,2 @@
+-- The rate of transaction ids, and what each partition holds once sealed.
+SELECT tributary.observe_partitions()
