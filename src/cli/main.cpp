@@ -48,6 +48,7 @@ int run_cli(int argc, char** argv) {
     add_dlq_commands(app, global, action);
     add_grant_command(app, global, action);
     add_receive_command(app, global, action);
+    add_retention_commands(app, global, action);
 
     try {
         app.parse(argc, argv);
