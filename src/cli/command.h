@@ -35,5 +35,6 @@ void add_dlq_commands(CLI::App& app, const GlobalOptions& global, Action& action
 void add_grant_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_receive_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_retention_commands(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace tributary::cli

@@ -1,0 +1,98 @@
+#include "retention_step.h"
+
+#include <spdlog/spdlog.h>
+
+namespace tributary::maintenance {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+std::string bytes_text(const std::optional<std::int64_t>& bytes) {
+    return bytes ? std::to_string(*bytes) + " bytes" : "size unknown";
+}
+
+}  // namespace
+
+void RetentionStep::run(const MaintainerLease& lease) {
+    for (const auto& partition : catalog_.partitions()) {
+        if (partition.state == "held") report_held(partition);
+        else if (partition.state == "archive" || partition.state == "due") archive_then_drop(lease, partition);
+        else reported_.erase(partition.name);
+    }
+}
+
+void RetentionStep::report_held(const PartitionRetention& partition) {
+    const std::string said = "held by " + joined(partition.held_by);
+    if (reported_[partition.name] == said) return;
+    reported_[partition.name] = said;
+    spdlog::warn(
+        "retention: partition {} [{}, {}) is past its policy but kept: consumer group(s) {} have not "
+        "consumed all of it (their events stay until they do; a policy with --drop-unconsumed drops anyway)",
+        partition.name, partition.from_tx, partition.to_tx, joined(partition.held_by));
+}
+
+void RetentionStep::archive_then_drop(const MaintainerLease& lease, const PartitionRetention& partition) {
+    if (partition.state == "archive" && !archive(lease, partition)) return;
+    drop(lease, partition);
+}
+
+bool RetentionStep::archive(const MaintainerLease& lease, const PartitionRetention& partition) {
+    if (archive_.command.empty()) {
+        const std::string said = "no archive command";
+        if (reported_[partition.name] != said)
+            spdlog::warn(
+                "retention: partition {} [{}, {}) is due but its policy says --archive and this maintainer "
+                "has no --archive-command: it stays until a maintainer with one runs",
+                partition.name, partition.from_tx, partition.to_tx);
+        reported_[partition.name] = said;
+        return false;
+    }
+    spdlog::info("retention: archiving partition {} [{}, {}) ({}) as {}", partition.name, partition.from_tx,
+                 partition.to_tx, bytes_text(partition.bytes), archive_.format);
+    const auto failure = run_archive_command(archive_, {partition.name, partition.from_tx, partition.to_tx},
+                                             [&](const std::function<bool(const char*, std::size_t)>& sink) {
+                                                 catalog_.stream_partition(partition.name, archive_.format, sink);
+                                             });
+    if (failure) {
+        const int failures = catalog_.record_archive_failed(lease, partition.name, *failure);
+        spdlog::error(
+            "retention: archiving partition {} failed ({} time(s) so far): {}; it stays and is tried again "
+            "on a later pass",
+            partition.name, failures, *failure);
+        return false;
+    }
+    catalog_.record_archived(lease, partition.name);
+    spdlog::info("retention: archived partition {}", partition.name);
+    return true;
+}
+
+void RetentionStep::drop(const MaintainerLease& lease, const PartitionRetention& partition) {
+    const auto result = catalog_.drop(lease, partition.name);
+    if (result.outcome == DropOutcome::lock_busy) {
+        spdlog::info(
+            "retention: partition {} not dropped: the log was busy for the 1 s the drop may wait for its "
+            "lock; tried again on a later pass",
+            partition.name);
+        return;
+    }
+    if (result.outcome == DropOutcome::not_due) return;
+    reported_.erase(partition.name);
+    const auto& dropped = result.partition;
+    for (const auto& [group, events] : dropped.unconsumed)
+        spdlog::warn(
+            "retention: partition {} dropped with {} event(s) consumer group {} had not consumed "
+            "(--drop-unconsumed)",
+            partition.name, events, group);
+    spdlog::info(
+        "retention: dropped partition {} [{}, {}): {} events, {} keys, {}; waited {:.1f} ms for the lock, "
+        "held it {:.1f} ms",
+        partition.name, dropped.from_tx, dropped.to_tx, dropped.events, dropped.keys, bytes_text(dropped.bytes),
+        dropped.lock_wait_ms, dropped.lock_held_ms);
+}
+
+}  // namespace tributary::maintenance

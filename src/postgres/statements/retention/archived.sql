@@ -1,0 +1,1 @@
+SELECT tributary.retention_archived($1, $2, $3)

@@ -1,0 +1,1 @@
+SELECT tributary.retention_remove($1)
