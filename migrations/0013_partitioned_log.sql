@@ -133,6 +133,25 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- The log locked exclusively, patiently: every writer and reader of the log
+-- queues behind a waiting exclusive lock, so wait 1 s at most, then let
+-- them through for a second, 30 times (steps 1 and 3; dropped at the end).
+CREATE OR REPLACE FUNCTION tributary.lock_log_for_0013() RETURNS void
+LANGUAGE plpgsql SET lock_timeout = '1s' AS $$
+BEGIN
+    FOR attempt IN 1..30 LOOP
+        BEGIN
+            LOCK TABLE tributary.events IN ACCESS EXCLUSIVE MODE;
+            RETURN;
+        EXCEPTION WHEN lock_not_available THEN
+            IF attempt = 30 THEN
+                RAISE;
+            END IF;
+            PERFORM pg_sleep(1);
+        END;
+    END LOOP;
+END $$;
+
 DO $$
 DECLARE
     v_margin bigint;
@@ -142,7 +161,7 @@ BEGIN
     IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'tributary.events'::regclass) <> 'r' THEN
         RETURN;    -- partitioned already
     END IF;
-    SET LOCAL lock_timeout = '10s';
+    PERFORM tributary.lock_log_for_0013();
     IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = 'tributary.events'::regclass
                                             AND tgname = 'events_copy_keys') THEN
         CREATE TRIGGER events_copy_keys AFTER INSERT ON tributary.events
@@ -197,20 +216,7 @@ BEGIN
     IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'tributary.events'::regclass) <> 'r' THEN
         RETURN;
     END IF;
-    -- Every writer and reader of the log queues behind a waiting exclusive
-    -- lock: wait 1 s at most, then let them through for a second, 30 times.
-    SET LOCAL lock_timeout = '1s';
-    FOR attempt IN 1..30 LOOP
-        BEGIN
-            LOCK TABLE tributary.events IN ACCESS EXCLUSIVE MODE;
-            EXIT;
-        EXCEPTION WHEN lock_not_available THEN
-            IF attempt = 30 THEN
-                RAISE;
-            END IF;
-            PERFORM pg_sleep(1);
-        END;
-    END LOOP;
+    PERFORM tributary.lock_log_for_0013();
     SELECT substring(pg_get_constraintdef(c.oid) FROM '''(\d+)''')::xid8 INTO v_bound
       FROM pg_constraint c
      WHERE c.conrelid = 'tributary.events'::regclass AND c.conname = 'events_before_partitions';
@@ -248,3 +254,4 @@ BEGIN
     INSERT INTO tributary.partitions (name, from_tx, to_tx) VALUES ('events_0', '0', v_bound);
 END $$;
 DROP FUNCTION IF EXISTS tributary.copy_new_event_keys();
+DROP FUNCTION IF EXISTS tributary.lock_log_for_0013();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <map>
 #include <set>
@@ -432,30 +433,22 @@ TEST_CASE("migrate partitions a populated log while loaders and a consumer group
     CHECK(got.size() == expected.size());
     CHECK(got == expected);
 
-    // A failed call stored or leased nothing (the counts above). The kinds
-    // seen: a writer's 42P10, a call of 0012's loader_append_keyed (or
-    // receiver_store, publish, loader_append_replay: their INSERT ... ON
-    // CONFLICT names the old table's unique index on the key) already
-    // running when the switch took the log, replanned against the
-    // partitioned table, which has no such index (the loader closes that
-    // turn as failed and fetches again); a consumer's XX000 "cache lookup
-    // failed for function", a read of 0012's consumer_read running when the
-    // definitions dropped and recreated lease_fresh, which it calls (its
-    // result changed; `consume` logs the read as failed and reads again).
+    // No call failed: the new definitions are in place before the switch
+    // (so no writer waiting for its lock runs an old function, whose ON
+    // CONFLICT needs the old table's index), and lease_fresh kept its
+    // result (so no old consumer_read calls a dropped function).
     for (const auto& [state, count] : failures(id_journal)) {
         INFO(state << " x" << count);
-        CHECK(state == "42P10");
+        CHECK(state.empty());
     }
     for (const auto& [state, count] : failures(key_journal)) {
         INFO(state << " x" << count);
-        CHECK(state == "42P10");
+        CHECK(state.empty());
     }
-    for (const auto& call : consumer_journal.calls)
-        if (!call.sqlstate.empty()) {
-            INFO(call.sqlstate << ": " << call.error);
-            CHECK(
-                (call.sqlstate == "XX000" && call.error.find("cache lookup failed for function") != std::string::npos));
-        }
+    for (const auto& call : consumer_journal.calls) {
+        INFO(call.sqlstate << ": " << call.error);
+        CHECK(call.sqlstate.empty());
+    }
 }
 
 TEST_CASE("migrate completes a 0013 interrupted after its first or second step", "[upgrade]") {
@@ -531,8 +524,8 @@ TEST_CASE("migrate after transaction ids passed the bound of an interrupted 0013
 }
 
 TEST_CASE(
-    "a transaction holding the log past the switch's lock timeout: migrate fails, writers wait that long at most, "
-    "and migrate again completes",
+    "a transaction holding the log: the switch waits for it a second at a time, letting writers through between, "
+    "and completes once it ends",
     "[upgrade]") {
     TestDatabase db(false);
     migrate_to_0012(db);
@@ -551,25 +544,37 @@ TEST_CASE(
     std::thread writer(write_ids, db.url(), ids, epoch, std::cref(stop), std::ref(turns), std::ref(journal));
     wait_for(turns, 50);
     const auto migrate_from = ms_since(epoch);
-    const auto refused = testing::run_program(testing::tributary_args(db.url(), {"migrate"}));
-    const auto migrate_to = ms_since(epoch);
+    auto migrate = std::async(std::launch::async,
+                              [&] { return testing::run_program(testing::tributary_args(db.url(), {"migrate"})); });
+    // The switch asking for the log's lock (and given up after a second,
+    // and asked again): writers get through between its attempts.
+    int seen_waiting = 0;
+    for (int i = 0; i < 2400 && seen_waiting < 3; ++i) {
+        // migrate's session (its statement is longer than pg_stat_activity
+        // keeps): the only one named tributary.
+        if (db.scalar("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+                      "application_name = 'tributary'") != "0") {
+            ++seen_waiting;
+            const int before = turns;
+            wait_for(turns, before + 1);  // a writer's turn between two attempts
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    REQUIRE(seen_waiting == 3);
     holder.abort();
-    const int turns_at_refusal = turns;
-    wait_for(turns, turns_at_refusal + 50);
+    const auto done = migrate.get();
+    const auto migrate_to = ms_since(epoch);
     stop = true;
     writer.join();
-    std::cout << "[upgrade] migrate against a transaction holding the log: exit " << refused.code << " after "
+    std::cout << "[upgrade] migrate against a transaction holding the log for a while: exit " << done.code << " after "
               << (migrate_to - migrate_from) << " ms; longest write meanwhile "
               << longest_call(journal, migrate_from, migrate_to) << " ms; failed calls:" << describe_failures(journal)
               << std::endl;
-    CHECK(refused.code != 0);
-    CHECK_THAT(refused.err, Catch::Contains("lock timeout"));
-    CHECK(db.scalar("SELECT relkind FROM pg_class WHERE oid = 'tributary.events'::regclass") == "r");
+    INFO(done.err);
+    CHECK(done.code == 0);
+    check_upgraded(db);
     CHECK(failures(journal).empty());
     CHECK(journal.unexpected.empty());
-
-    run_tributary(db.url(), {"migrate"}, 0);
-    check_upgraded(db);
     CHECK(db.scalar("SELECT count(*) FROM tributary.events WHERE source_id = " + std::to_string(ids)) ==
           std::to_string(1000 + journal.committed.size()));
 }
