@@ -8,7 +8,7 @@
 // finds nothing it waits 50 ms. It ends once STOP_FILE exists and a read
 // found nothing (the log is drained). One line per read that returned
 // events, on stdout:
-//   <last seq> <events> <µs of the read call>
+//   <unix time, s> <last seq> <events> <µs of the read call>
 // Exit 1 on a database error or a refused ack, 2 on bad usage.
 #include <chrono>
 #include <cstdio>
@@ -98,7 +98,9 @@ void read_until_stopped(Reader& reader, int batch, const std::filesystem::path& 
     for (;;) {
         const bool stop_asked = std::filesystem::exists(stop_file);  // before the read: a drained log then ends it
         if (const auto r = reader.read(batch)) {
-            std::printf("%lld %lld %.0f\n", r->last_seq, r->events, r->us);
+            const double now =
+                std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+            std::printf("%.3f %lld %lld %.0f\n", now, r->last_seq, r->events, r->us);
         } else if (stop_asked) {
             return;
         } else {
