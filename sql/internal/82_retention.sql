@@ -161,16 +161,24 @@ END $$;
 
 -- The statement that streams a partition to the archive command: its rows
 -- in the order consumers read them, as CSV (with a header) or COPY text.
+-- It reads tributary.events over the partition's range, not the partition
+-- by name: the maintainer's role may read the log (SELECT on events), but a
+-- partition named directly checks its own privileges, which nobody is
+-- granted; pruning makes the two the same scan.
 -- Called by: the maintainer's retention step (it runs the statement on a
 -- connection of its own and pipes the data to the command).
 CREATE OR REPLACE FUNCTION tributary.archive_copy_statement(p_name text, p_format text) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_part tributary.partitions;
 BEGIN
-    IF NOT EXISTS (SELECT FROM tributary.partitions p WHERE p.name = p_name) THEN
+    SELECT * INTO v_part FROM tributary.partitions p WHERE p.name = p_name;
+    IF NOT FOUND THEN
         RAISE EXCEPTION 'no partition named %', p_name USING ERRCODE = '22023';
     END IF;
-    RETURN format('COPY (SELECT seq, source_id, event_id, event_key, tx_id, loaded_at, payload FROM tributary.%I '
-                  'ORDER BY tx_id, seq) TO STDOUT %s', p_name,
+    RETURN format('COPY (SELECT seq, source_id, event_id, event_key, tx_id, loaded_at, payload FROM tributary.events '
+                  'WHERE tx_id >= %L::xid8 AND tx_id < %L::xid8 ORDER BY tx_id, seq) TO STDOUT %s',
+                  v_part.from_tx, v_part.to_tx,
                   CASE p_format WHEN 'csv' THEN '(FORMAT csv, HEADER true)' WHEN 'text' THEN '(FORMAT text)'
                   ELSE tributary.raise_invalid('archive format must be csv or text') END);
 END $$;

@@ -55,7 +55,16 @@ void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::stri
                    "the lease")
         ->capture_default_str()
         ->check(duration_value());
-    // Retention's flags (--archive-command, --archive-format) are added here.
+    // Unprefixed in `run` too: they are retention's, not the lease's.
+    cmd.add_option("--archive-command", flags.archive_command,
+                   "shell command (/bin/sh -c) a partition whose policy says --archive is piped to before it is "
+                   "dropped (stdin: its rows; env TRIBUTARY_PARTITION, TRIBUTARY_FROM_TX, TRIBUTARY_TO_TX, "
+                   "TRIBUTARY_FORMAT); dropped only after it exits 0. Without it such partitions stay");
+    cmd.add_option("--archive-format", flags.archive_format,
+                   "what the archive command reads: csv (with a header) or text "
+                   "(COPY's text format)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"csv", "text"}));
 }
 
 void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& action) {

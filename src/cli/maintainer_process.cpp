@@ -2,6 +2,7 @@
 
 #include "duration.h"
 #include "maintenance/holder_name.h"
+#include "maintenance/retention_step.h"
 #include "postgres/partition_steps.h"
 #include "usage_error.h"
 
@@ -16,11 +17,33 @@ maintenance::MaintainerTimings MaintainerFlags::timings() const {
     return timings;
 }
 
+namespace {
+
+/// Renews the lease while an archive streams, as often as the maintainer itself does (every
+/// third of it), on the maintainer's session: the COPY runs on a connection of its own, so the
+/// session is free. Any answer but the same token means the lease is not ours as it was.
+maintenance::LeaseRenewal lease_renewal(maintenance::LeaseStore& store, const maintenance::MaintainerTimings& timings) {
+    const auto lease = timings.lease;
+    return {lease / 3, [&store, lease](const maintenance::MaintainerLease& held) {
+                const auto token = store.acquire(held.holder, lease);
+                if (!token || *token != held.token)
+                    throw maintenance::LeaseLost("the lease lapsed while a partition was being archived");
+            }};
+}
+
+}  // namespace
+
 MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlags& flags)
-    : timings_(flags.timings()), session_(db), store_(session_), fence_(session_, timings_.lease) {
+    : timings_(flags.timings()),
+      session_(db),
+      store_(session_),
+      fence_(session_, timings_.lease),
+      retention_(fence_, db) {
     steps_.push_back(std::make_unique<postgres::ObservePartitionsStep>(fence_));
     steps_.push_back(std::make_unique<postgres::PartitionsAheadStep>(fence_));
-    // Retention's step comes here, after the partitions' (it drops what they observed sealed).
+    // After the partitions' steps: retention drops what observe found sealed in the same pass.
+    steps_.push_back(
+        std::make_unique<maintenance::RetentionStep>(retention_, flags.archive(), lease_renewal(store_, timings_)));
     std::vector<maintenance::MaintenanceStep*> steps;
     for (const auto& step : steps_) steps.push_back(step.get());
     maintainer_ = std::make_unique<maintenance::Maintainer>(store_, std::move(steps), maintenance::unique_holder_name(),

@@ -8,9 +8,11 @@
 #include <CLI/CLI.hpp>
 
 #include "core/stop_signal.h"
+#include "maintenance/archive_command.h"
 #include "maintenance/maintainer.h"
 #include "postgres/maintainer_fence.h"
 #include "postgres/postgres_lease_store.h"
+#include "postgres/postgres_retention.h"
 #include "postgres/postgres_session.h"
 
 namespace tributary::cli {
@@ -19,13 +21,17 @@ namespace tributary::cli {
 struct MaintainerFlags {
     std::string lease = "30s";
     std::string interval = "60s";
-    // Retention's flags (--archive-command, ...) go here.
+    /// --archive-command, --archive-format (no prefix in `run` either).
+    std::string archive_command;
+    std::string archive_format = "csv";
 
     /// Parsed; throws UsageError (an interval or lease that is not a duration, a lease under 1 s).
     maintenance::MaintainerTimings timings() const;
+    maintenance::ArchiveSettings archive() const { return {archive_command, archive_format}; }
 };
 
-/// Adds --PREFIXlease and --PREFIXinterval (and retention's flags) to `cmd`.
+/// Adds --PREFIXlease and --PREFIXinterval, and retention's --archive-command and
+/// --archive-format (unprefixed), to `cmd`.
 void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::string& prefix);
 
 /// A maintainer wired to PostgreSQL: its own session (autocommit for the lease, fenced
@@ -42,6 +48,7 @@ private:
     postgres::PostgresSession session_;
     postgres::PostgresLeaseStore store_;
     postgres::MaintainerFence fence_;
+    postgres::PostgresRetention retention_;
     std::vector<std::unique_ptr<maintenance::MaintenanceStep>> steps_;
     std::unique_ptr<maintenance::Maintainer> maintainer_;
 };

@@ -31,9 +31,9 @@ void RetentionStep::report_held(const PartitionRetention& partition) {
     if (reported_[partition.name] == said) return;
     reported_[partition.name] = said;
     spdlog::warn(
-        "retention: partition {} [{}, {}) is past its policy but kept: consumer group(s) {} have not "
-        "consumed all of it (their events stay until they do; a policy with --drop-unconsumed drops anyway)",
-        partition.name, partition.from_tx, partition.to_tx, joined(partition.held_by));
+        "retention held back by group {}: partition {} [{}, {}) is past its policy but kept: the group(s) have "
+        "not consumed all of it (their events stay until they do; a policy with --drop-unconsumed drops anyway)",
+        joined(partition.held_by), partition.name, partition.from_tx, partition.to_tx);
 }
 
 void RetentionStep::archive_then_drop(const MaintainerLease& lease, const PartitionRetention& partition) {
@@ -54,10 +54,9 @@ bool RetentionStep::archive(const MaintainerLease& lease, const PartitionRetenti
     }
     spdlog::info("retention: archiving partition {} [{}, {}) ({}) as {}", partition.name, partition.from_tx,
                  partition.to_tx, bytes_text(partition.bytes), archive_.format);
-    const auto failure = run_archive_command(archive_, {partition.name, partition.from_tx, partition.to_tx},
-                                             [&](const std::function<bool(const char*, std::size_t)>& sink) {
-                                                 catalog_.stream_partition(partition.name, archive_.format, sink);
-                                             });
+    const auto failure = run_archive_command(
+        archive_, {partition.name, partition.from_tx, partition.to_tx},
+        [&](const std::function<bool(const char*, std::size_t)>& sink) { stream(lease, partition, sink); });
     if (failure) {
         const int failures = catalog_.record_archive_failed(lease, partition.name, *failure);
         spdlog::error(
@@ -69,6 +68,19 @@ bool RetentionStep::archive(const MaintainerLease& lease, const PartitionRetenti
     catalog_.record_archived(lease, partition.name);
     spdlog::info("retention: archived partition {}", partition.name);
     return true;
+}
+
+void RetentionStep::stream(const MaintainerLease& lease, const PartitionRetention& partition,
+                           const std::function<bool(const char*, std::size_t)>& sink) {
+    using Clock = std::chrono::steady_clock;
+    auto renewed = Clock::now();
+    catalog_.stream_partition(partition.name, archive_.format, [&](const char* data, std::size_t size) {
+        if (renewal_.renew && Clock::now() - renewed >= renewal_.every) {
+            renewal_.renew(lease);  // throws LeaseLost: the archive stops here, unrecorded
+            renewed = Clock::now();
+        }
+        return sink(data, size);
+    });
 }
 
 void RetentionStep::drop(const MaintainerLease& lease, const PartitionRetention& partition) {

@@ -1,6 +1,8 @@
 #pragma once
 
-#include <set>
+#include <chrono>
+#include <functional>
+#include <map>
 #include <string>
 
 #include "archive_command.h"
@@ -9,14 +11,25 @@
 
 namespace tributary::maintenance {
 
+/// How the retention step keeps the lease while an archive streams: a big
+/// partition streams for longer than the lease, and the maintainer renews
+/// it only between steps. `renew` is called between chunks of the stream
+/// once `every` has passed since the step began or last renewed; it throws
+/// LeaseLost when the lease is gone (the archive is then abandoned, the
+/// command killed, nothing recorded: the next maintainer starts it over).
+struct LeaseRenewal {
+    std::chrono::milliseconds every{10000};
+    std::function<void(const MaintainerLease&)> renew;
+};
+
 /// The maintainer's retention step: each pass, every partition retention
 /// says is due leaves, oldest first; one whose policy asks for the archive
 /// first goes to the archive command (and stays until it exits 0); one a
 /// group holds back is logged with the groups, once per change.
 class RetentionStep : public MaintenanceStep {
 public:
-    RetentionStep(RetentionCatalog& catalog, ArchiveSettings archive)
-        : catalog_(catalog), archive_(std::move(archive)) {}
+    RetentionStep(RetentionCatalog& catalog, ArchiveSettings archive, LeaseRenewal renewal)
+        : catalog_(catalog), archive_(std::move(archive)), renewal_(std::move(renewal)) {}
     const char* name() const override { return "retention"; }
     void run(const MaintainerLease& lease) override;
 
@@ -25,9 +38,13 @@ private:
     bool archive(const MaintainerLease& lease, const PartitionRetention& partition);
     void drop(const MaintainerLease& lease, const PartitionRetention& partition);
     void report_held(const PartitionRetention& partition);
+    /// The partition's rows into `sink`, renewing the lease on the way.
+    void stream(const MaintainerLease& lease, const PartitionRetention& partition,
+                const std::function<bool(const char*, std::size_t)>& sink);
 
     RetentionCatalog& catalog_;
     ArchiveSettings archive_;
+    LeaseRenewal renewal_;
     /// What was last logged per partition ("held by a,b", "no archive
     /// command"): a state is logged when it changes, not every pass.
     std::map<std::string, std::string> reported_;

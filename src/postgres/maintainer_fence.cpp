@@ -29,8 +29,9 @@ MaintainerFence::MaintainerFence(PostgresSession& session, std::chrono::millisec
     session_.prepare(kFence, sql::fence);
 }
 
-void MaintainerFence::begin(pqxx::work& tx, const maintenance::MaintainerLease& lease) {
-    tx.exec_prepared(kLimits, statement_timeout_ms_, idle_timeout_ms_);
+void MaintainerFence::begin(pqxx::work& tx, const maintenance::MaintainerLease& lease,
+                            const std::string& statement_timeout_ms) {
+    tx.exec_prepared(kLimits, statement_timeout_ms, idle_timeout_ms_);
     tx.exec_prepared(kFence, lease.holder, lease.token);
 }
 

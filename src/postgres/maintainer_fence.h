@@ -27,10 +27,27 @@ public:
     /// throws.
     template <typename Work>
     void run(const maintenance::MaintainerLease& lease, Work&& work) {
+        run_limited(lease, statement_timeout_ms_, std::forward<Work>(work));
+    }
+
+    /// As run, with no statement timeout: for a statement whose work grows with a partition
+    /// (retention's drop deletes the keys of all its text-keyed events). A live maintainer's long
+    /// statement only delays a successor (it waits on the fence's share lock, never acts beside
+    /// it); a stopped one's transaction still ends at the idle limit once the statement is done.
+    template <typename Work>
+    void run_unlimited(const maintenance::MaintainerLease& lease, Work&& work) {
+        run_limited(lease, "0", std::forward<Work>(work));
+    }
+
+    PostgresSession& session() { return session_; }
+
+private:
+    template <typename Work>
+    void run_limited(const maintenance::MaintainerLease& lease, const std::string& statement_timeout_ms, Work&& work) {
         session_.run([&](pqxx::connection& c) {
             try {
                 pqxx::work tx(c);
-                begin(tx, lease);
+                begin(tx, lease, statement_timeout_ms);
                 work(tx);
                 tx.commit();
             } catch (const pqxx::sql_error& e) {
@@ -40,10 +57,7 @@ public:
         });
     }
 
-    PostgresSession& session() { return session_; }
-
-private:
-    void begin(pqxx::work& tx, const maintenance::MaintainerLease& lease);
+    void begin(pqxx::work& tx, const maintenance::MaintainerLease& lease, const std::string& statement_timeout_ms);
     /// Throws the domain error `e` means, if it means one.
     static void translate(const pqxx::sql_error& e);
 

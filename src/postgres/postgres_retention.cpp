@@ -16,29 +16,11 @@ namespace {
 
 namespace sql = statements::retention;
 
-constexpr const char* kLeaseLost = "TR001";
 constexpr const char* kLockNotAvailable = "55P03";
 
 std::vector<std::string> json_names(const pqxx::field& field) {
     if (field.is_null()) return {};
     return nlohmann::json::parse(field.c_str()).get<std::vector<std::string>>();
-}
-
-/// Runs `work` in one transaction; a lost lease becomes LeaseLost, the
-/// SQL API's errors domain errors.
-template <typename Work>
-auto fenced(PostgresSession& session, Work&& work) {
-    try {
-        return session.run([&](pqxx::connection& c) {
-            pqxx::work tx(c);
-            auto out = work(tx);
-            tx.commit();
-            return out;
-        });
-    } catch (const pqxx::sql_error& e) {
-        if (e.sqlstate() == kLeaseLost) throw maintenance::LeaseLost(server_message(e));
-        throw;
-    }
 }
 
 template <typename Work>
@@ -90,6 +72,9 @@ void PostgresRetention::stream_partition(const std::string& name, const std::str
     std::unique_ptr<PGconn, ConnectionCloser> conn(PQconnectdb(conninfo_.c_str()));
     if (PQstatus(conn.get()) != CONNECTION_OK)
         throw std::runtime_error(std::string("archive: cannot connect: ") + PQerrorMessage(conn.get()));
+    std::unique_ptr<PGresult, ResultClearer> unlimited(PQexec(conn.get(), sql::copy_session));
+    if (PQresultStatus(unlimited.get()) != PGRES_TUPLES_OK)
+        throw std::runtime_error(std::string("archive: ") + PQerrorMessage(conn.get()));
     std::unique_ptr<PGresult, ResultClearer> started(PQexec(conn.get(), copy.c_str()));
     if (PQresultStatus(started.get()) != PGRES_COPY_OUT)
         throw std::runtime_error(std::string("archive: COPY failed: ") + PQerrorMessage(conn.get()));
@@ -98,8 +83,8 @@ void PostgresRetention::stream_partition(const std::string& name, const std::str
         char* buffer = nullptr;
         const int n = PQgetCopyData(conn.get(), &buffer, 0);
         if (n > 0) {
-            if (reading) reading = sink(buffer, static_cast<std::size_t>(n));
-            PQfreemem(buffer);
+            std::unique_ptr<char, decltype(&PQfreemem)> chunk(buffer, &PQfreemem);  // freed if sink throws
+            if (reading) reading = sink(chunk.get(), static_cast<std::size_t>(n));
             // A command that stopped reading: the rest is not wanted. The
             // connection is closed below, which ends the COPY.
             if (!reading) return;
@@ -113,25 +98,34 @@ void PostgresRetention::stream_partition(const std::string& name, const std::str
         throw std::runtime_error(std::string("archive: COPY failed: ") + PQerrorMessage(conn.get()));
 }
 
+MaintainerFence& PostgresRetention::fence() {
+    if (fence_ == nullptr) throw std::logic_error("retention: a change to the catalogue needs the maintainer's fence");
+    return *fence_;
+}
+
 void PostgresRetention::record_archived(const maintenance::MaintainerLease& lease, const std::string& name) {
-    fenced(session_,
-           [&](pqxx::work& tx) { return tx.exec_params(sql::archived, lease.holder, lease.token, name).size(); });
+    fence().run(lease, [&](pqxx::work& tx) { tx.exec_params(sql::archived, lease.holder, lease.token, name); });
 }
 
 int PostgresRetention::record_archive_failed(const maintenance::MaintainerLease& lease, const std::string& name,
                                              const std::string& error) {
-    return fenced(session_, [&](pqxx::work& tx) {
+    int failures = 0;
+    fence().run(lease, [&](pqxx::work& tx) {
         const auto row = tx.exec_params(sql::archive_failed, lease.holder, lease.token, name, error)[0];
-        return row[0].is_null() ? 0 : row[0].as<int>();
+        failures = row[0].is_null() ? 0 : row[0].as<int>();
     });
+    return failures;
 }
 
 maintenance::DropResult PostgresRetention::drop(const maintenance::MaintainerLease& lease, const std::string& name) {
+    maintenance::DropResult result;
     try {
-        return fenced(session_, [&](pqxx::work& tx) {
-            maintenance::DropResult result;
+        // Unlimited: deleting the keys of a big partition's events takes as long as it takes
+        // (the lock on the log is waited for at most 1 s inside: lock_timeout of retention_drop).
+        fence().run_unlimited(lease, [&](pqxx::work& tx) {
+            result = {};
             const auto row = tx.exec_params(sql::drop, lease.holder, lease.token, name)[0];
-            if (row[0].is_null()) return result;
+            if (row[0].is_null()) return;
             result.outcome = maintenance::DropOutcome::dropped;
             auto& p = result.partition;
             p.events = row[0].as<std::int64_t>();
@@ -143,12 +137,12 @@ maintenance::DropResult PostgresRetention::drop(const maintenance::MaintainerLea
             p.lock_held_ms = row[6].as<double>();
             if (!row[7].is_null())
                 p.unconsumed = nlohmann::json::parse(row[7].c_str()).get<std::map<std::string, std::int64_t>>();
-            return result;
         });
     } catch (const pqxx::sql_error& e) {
         if (e.sqlstate() != kLockNotAvailable) throw;
         return {maintenance::DropOutcome::lock_busy, {}};
     }
+    return result;
 }
 
 bool PostgresRetention::set_policy(const RetentionPolicy& policy) {

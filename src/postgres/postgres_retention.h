@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "maintainer_fence.h"
 #include "maintenance/retention_catalog.h"
 #include "postgres_session.h"
 
@@ -26,14 +27,21 @@ struct RetentionHolder {
 
 /// Retention through the SQL of sql/internal/82_retention.sql and
 /// sql/api/85_retention.sql: the maintainer's RetentionCatalog (every
-/// change fenced by the lease: SQLSTATE TR001 becomes LeaseLost), and the
-/// policies and holders the CLI shows. The archive's COPY runs on a libpq
-/// connection of its own (libpqxx 6.4 has no COPY of a query in a chosen
-/// format), opened from `conninfo` for that one COPY.
+/// change in a MaintainerFence transaction: its timeouts, and SQLSTATE TR001
+/// becomes LeaseLost), and the policies and holders the CLI shows. The
+/// archive's COPY runs on a libpq connection of its own (libpqxx 6.4 has no
+/// COPY of a query in a chosen format), opened from `conninfo` for that one
+/// COPY, with no statement timeout: a big partition streams for longer than
+/// any fenced statement may last, and it holds no lock a successor needs
+/// (the step renews the lease between chunks: RetentionStep).
 class PostgresRetention : public maintenance::RetentionCatalog {
 public:
+    /// The CLI's: policies and holders only (the catalogue's changes need a fence).
     PostgresRetention(PostgresSession& session, std::string conninfo)
         : session_(session), conninfo_(std::move(conninfo)) {}
+    /// The maintainer's.
+    PostgresRetention(MaintainerFence& fence, std::string conninfo)
+        : session_(fence.session()), fence_(&fence), conninfo_(std::move(conninfo)) {}
 
     std::vector<maintenance::PartitionRetention> partitions() override;
     void stream_partition(const std::string& name, const std::string& format,
@@ -50,7 +58,10 @@ public:
     std::vector<RetentionHolder> holders();
 
 private:
+    MaintainerFence& fence();
+
     PostgresSession& session_;
+    MaintainerFence* fence_ = nullptr;
     std::string conninfo_;
 };
 
