@@ -167,8 +167,11 @@ END $$;
 -- granted; pruning makes the two the same scan.
 -- Called by: the maintainer's retention step (it runs the statement on a
 -- connection of its own and pipes the data to the command).
+-- SECURITY DEFINER: it reads the catalogue, which the maintainer's role may
+-- not read directly.
 CREATE OR REPLACE FUNCTION tributary.archive_copy_statement(p_name text, p_format text) RETURNS text
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_part tributary.partitions;
 BEGIN
