@@ -38,6 +38,8 @@ BEGIN
         GRANT USAGE ON SCHEMA tributary TO tributary_loader;
         GRANT SELECT ON tributary.schema_migrations, tributary.schema_definitions TO tributary_loader;
         GRANT SELECT ON tributary.sources TO tributary_loader;
+        -- `status` (run with the loader's role) shows what holds retention back.
+        GRANT EXECUTE ON FUNCTION tributary.partition_retention() TO tributary_loader;
         GRANT SELECT, UPDATE ON tributary.gates, tributary.cursors TO tributary_loader;
         GRANT INSERT ON tributary.events TO tributary_loader;
         -- A replay after `source rewind` asks which ids the log has already.
@@ -123,6 +125,13 @@ BEGIN
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)
             TO tributary_admin;
+        -- `retention set|list|remove`; `status` and `group list` show what holds retention back
+        -- (sql/api/85_retention.sql, sql/internal/82_retention.sql).
+        GRANT EXECUTE ON FUNCTION
+            tributary.retention_set(text, interval, bigint, boolean, boolean),
+            tributary.retention_remove(text),
+            tributary.partition_retention()
+            TO tributary_admin;
     END IF;
 
     IF to_regrole('tributary_receiver') IS NOT NULL THEN
@@ -159,5 +168,17 @@ BEGIN
             tributary.observe_partitions(),
             tributary.partitions_ahead()
             TO tributary_maintainer;
+        -- The retention step (sql/internal/82_retention.sql): what each partition's state is, the
+        -- archive's COPY statement, recording an archive, dropping (the changes fenced by its lease;
+        -- all SECURITY DEFINER). The archive's COPY itself reads the log as this role: SELECT on
+        -- events (over the partition's range; the partitions themselves stay unreadable).
+        GRANT EXECUTE ON FUNCTION
+            tributary.partition_retention(),
+            tributary.archive_copy_statement(text, text),
+            tributary.retention_archived(text, bigint, text),
+            tributary.retention_archive_failed(text, bigint, text, text),
+            tributary.retention_drop(text, bigint, text)
+            TO tributary_maintainer;
+        GRANT SELECT ON tributary.events TO tributary_maintainer;
     END IF;
 END $$;
