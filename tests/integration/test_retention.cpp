@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
 #include "support/child_process.h"
 #include "support/login_role.h"
 #include "support/partitioned_log.h"
@@ -257,4 +260,38 @@ TEST_CASE(
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == std::to_string(total - min + 1));
     CHECK(db.scalar("SELECT count(DISTINCT event_id) FROM tributary.events") == std::to_string(total - min + 1));
     CHECK(status_by_name(db.url())["by-id"]["cursor"] == total);
+}
+
+TEST_CASE(
+    "retention: a pushed key posted again after its partition rolled over is stored once; after the "
+    "partition was dropped it is stored again",
+    "[retention]") {
+    TestDatabase db;
+    cut_into_small_partitions(db, 4, 50);
+    run_tributary(db.url(), {"source", "add", "hook", "--push", "--insecure-no-auth"});
+    ChildProcess receiver(tributary_args(db.url(), {"receive", "--listen", "127.0.0.1:0"}));
+    const int port = std::stoi(wait_for_log(receiver, R"(receiving webhooks on \S+ \(port (\d+)\))"));
+    const auto post = [&] {
+        httplib::Client client("127.0.0.1", port);
+        client.set_read_timeout(60, 0);
+        const auto result = client.Post("/sources/hook/events", R"([{"id": "a"}, {"id": "b"}])", "application/json");
+        REQUIRE(result);
+        INFO(result->body);
+        return nlohmann::json::parse(result->body).at("stored").get<int>();
+    };
+    CHECK(post() == 2);
+    const auto partition = partition_of(db, "hook", "a");
+    REQUIRE(partition_of(db, "hook", "b") == partition);
+    use_transaction_ids(db, 60);
+
+    CHECK(post() == 0);  // its partition sealed behind the log's end: the keys are known
+    CHECK(partitions_holding(db, "hook") == "tributary." + partition);
+
+    run_tributary(db.url(), {"retention", "set", "--keep", "1s"});
+    maintain_until(db, gone(partition));
+    CHECK(partitions_holding(db, "hook") == "");
+    CHECK(post() == 2);  // keys leave with their events
+    CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "2");
+    receiver.signal(SIGTERM);
+    CHECK(receiver.wait_for(60s) == 0);
 }
