@@ -109,12 +109,13 @@ BEGIN
                     (SELECT max(greatest(age(s.xmin), age(s.catalog_xmin))) FROM pg_replication_slots s))
       INTO xmin_lag_xids;
 
-    SELECT l.holder, l.token, extract(epoch FROM l.expires_at - clock_timestamp())
+    -- A released lease expires at -infinity: expired, by no measurable time.
+    SELECT l.holder, l.token,
+           CASE WHEN l.holder IS NULL THEN NULL
+                WHEN isfinite(l.expires_at) THEN extract(epoch FROM l.expires_at - clock_timestamp())
+                ELSE '-Infinity'::float8 END
       INTO maintainer_holder, maintainer_token, maintainer_expires_in_seconds
       FROM tributary.maintainer_lease l;
-    IF maintainer_holder IS NULL THEN
-        maintainer_expires_in_seconds := NULL;
-    END IF;
 END $$;
 
 -- One row per partition, oldest first, the default partition last: what
@@ -133,5 +134,5 @@ SELECT r.name, r.from_tx, r.to_tx, r.state,
        r.archive_failures, r.archive_error
   FROM tributary.partition_retention() r JOIN tributary.partitions p ON p.name = r.name
 UNION ALL
-SELECT 'events_default', NULL, NULL, 'default', pg_total_relation_size('tributary.events_default'::regclass),
+SELECT 'events_default', NULL, NULL, 'default', coalesce(pg_total_relation_size(to_regclass('tributary.events_default')), 0),
        NULL, NULL, NULL, NULL, NULL, '{}', false, NULL, 0, NULL $$;

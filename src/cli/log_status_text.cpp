@@ -28,7 +28,19 @@ std::string maintainer_line(const LogStatus& s) {
     std::string line = "maintainer  " + printable(*s.maintainer_holder) + " (token " +
                        std::to_string(s.maintainer_token.value_or(0)) + ")";
     if (s.has_maintainer()) return line + ", lease expires in " + shown_seconds(*s.maintainer_expires_in_seconds);
-    return line + ", lease expired " + shown_seconds(-s.maintainer_expires_in_seconds.value_or(0)) + " ago";
+    const double expired = -s.maintainer_expires_in_seconds.value_or(0);
+    if (!std::isfinite(expired)) return line + ", lease released";
+    return line + ", lease expired " + shown_seconds(expired) + " ago";
+}
+
+/// The oldest open transaction this role may see, and the xmin horizon's lag (which counts them all).
+std::string oldest_transaction_line(const LogStatus& s) {
+    const std::string horizon =
+        "xmin horizon " + std::to_string(static_cast<long long>(s.xmin_lag_xids)) + " ids behind";
+    if (!s.oldest_xact_age_seconds) return "oldest tx   none open (that this role may see); " + horizon;
+    return "oldest tx   pid " + std::to_string(s.oldest_xact_pid.value_or(0)) + " (" +
+           text_or(s.oldest_xact_user, "?") + ", " + text_or(s.oldest_xact_state, "?") + ") open " +
+           shown_seconds(*s.oldest_xact_age_seconds) + "; " + horizon;
 }
 
 std::string next_drop_line(const LogStatus& s) {
@@ -57,6 +69,7 @@ std::string shown_bytes(std::int64_t bytes) {
 }
 
 std::string shown_seconds(double seconds) {
+    if (!std::isfinite(seconds)) return "-";
     const auto s = static_cast<long long>(std::llround(std::max(seconds, 0.0)));
     std::ostringstream out;
     if (s < 60) out << s << "s";
@@ -74,11 +87,13 @@ std::vector<std::string> log_summary_lines(const LogStatus& s) {
                     (s.oldest_event_at
                          ? *s.oldest_event_at + " (" + shown_seconds(s.oldest_event_age_seconds.value_or(0)) + " ago)"
                          : std::string("no event")));
-    std::string ahead = "ahead       partitions until tx " + text_or(s.ahead_to_tx, "-");
+    std::string ahead = "ahead       partitions until tx " + text_or(s.ahead_to_tx, "-") + ", " +
+                        std::to_string(static_cast<long long>(s.ahead_xids)) + " ids from now";
     if (s.ahead_seconds) ahead += " (about " + shown_seconds(*s.ahead_seconds) + " at the measured rate)";
     else ahead += " (rate not measured yet)";
     lines.push_back(ahead);
     lines.push_back(next_drop_line(s));
+    lines.push_back(oldest_transaction_line(s));
     lines.push_back(maintainer_line(s));
     return lines;
 }

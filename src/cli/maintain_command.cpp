@@ -55,6 +55,8 @@ int maintain(const GlobalOptions& global, const MaintainOptions& options) {
     std::optional<metrics::MetricsServer> server;
     std::optional<LogMetricsRefresher> refresher;  // stopped before the server and the metrics go
     if (!options.metrics_listen.empty()) {
+        // Compete once before the first figures, so that they say whether this process leads.
+        maintainer.hold();
         log_metrics.emplace(maintainer.holder());
         server.emplace(
             options.metrics_listen, [&] { return log_metrics->scrape(); }, [] { return metrics::Health{}; });
