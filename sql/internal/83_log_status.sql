@@ -87,7 +87,9 @@ BEGIN
     SELECT (SELECT n.name FROM next_drop n), (SELECT n.state FROM next_drop n), (SELECT n.at FROM next_drop n),
            (SELECT coalesce(jsonb_agg(to_jsonb(h) ORDER BY h."group"), '[]') FROM holding h)
       INTO next_drop_partition, next_drop_state, next_drop_at, held;
-    next_drop_seconds := greatest(extract(epoch FROM next_drop_at - clock_timestamp()), 0);
+    -- greatest() skips a NULL: without a next drop there is no figure, not 0.
+    next_drop_seconds := CASE WHEN next_drop_at IS NOT NULL
+                              THEN greatest(extract(epoch FROM next_drop_at - clock_timestamp()), 0) END;
 
     SELECT count(*) FILTER (WHERE p.archive_error IS NOT NULL)::int INTO archive_failing
       FROM tributary.partitions p;
