@@ -37,7 +37,7 @@ std::string maintainer_line(const LogStatus& s) {
 std::string oldest_transaction_line(const LogStatus& s) {
     const std::string horizon =
         "xmin horizon " + std::to_string(static_cast<long long>(s.xmin_lag_xids)) + " ids behind";
-    if (!s.oldest_xact_age_seconds) return "oldest tx   none open (that this role may see); " + horizon;
+    if (!s.oldest_xact_age_seconds) return "oldest tx   none open that the schema owner may see; " + horizon;
     return "oldest tx   pid " + std::to_string(s.oldest_xact_pid.value_or(0)) + " (" +
            text_or(s.oldest_xact_user, "?") + ", " + text_or(s.oldest_xact_state, "?") + ") open " +
            shown_seconds(*s.oldest_xact_age_seconds) + "; " + horizon;
