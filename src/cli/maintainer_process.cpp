@@ -1,7 +1,6 @@
 #include "maintainer_process.h"
 
 #include "duration.h"
-#include "maintenance/holder_name.h"
 #include "postgres/partition_steps.h"
 #include "usage_error.h"
 
@@ -16,15 +15,14 @@ maintenance::MaintainerTimings MaintainerFlags::timings() const {
     return timings;
 }
 
-MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlags& flags)
+MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlags& flags, std::string holder)
     : timings_(flags.timings()), session_(db), store_(session_), fence_(session_, timings_.lease) {
     steps_.push_back(std::make_unique<postgres::ObservePartitionsStep>(fence_));
     steps_.push_back(std::make_unique<postgres::PartitionsAheadStep>(fence_));
     // Retention's step comes here, after the partitions' (it drops what they observed sealed).
     std::vector<maintenance::MaintenanceStep*> steps;
     for (const auto& step : steps_) steps.push_back(step.get());
-    maintainer_ = std::make_unique<maintenance::Maintainer>(store_, std::move(steps), maintenance::unique_holder_name(),
-                                                            timings_);
+    maintainer_ = std::make_unique<maintenance::Maintainer>(store_, std::move(steps), std::move(holder), timings_);
 }
 
 }  // namespace tributary::cli

@@ -357,7 +357,8 @@ TEST_CASE("status columns fit 19-digit cursors and counts") {
     INFO(out);
     std::vector<std::string> lines;
     std::istringstream in(out);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    // The sources' table: up to the blank line before the log's block.
+    for (std::string line; std::getline(in, line) && !line.empty();) lines.push_back(line);
     REQUIRE(lines.size() == 3);
     // Right-aligned numbers: each value ends where its heading ends, with two
     // spaces before the next column.
