@@ -36,5 +36,6 @@ void add_grant_command(CLI::App& app, const GlobalOptions& global, Action& actio
 void add_receive_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_retention_commands(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_log_commands(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace tributary::cli

@@ -1,7 +1,9 @@
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "command.h"
@@ -9,6 +11,7 @@
 #include "duration.h"
 #include "flag_checks.h"
 #include "postgres/postgres_group_admin.h"
+#include "postgres/postgres_retention.h"
 #include "postgres/postgres_session.h"
 #include "usage_error.h"
 
@@ -34,7 +37,26 @@ std::string age(const std::optional<double>& seconds) {
     return out.str();
 }
 
-void print_json(const std::vector<postgres::GroupStatus>& rows) {
+/// Per group, the partitions it holds back from retention.
+using Holds = std::map<std::string, std::vector<std::string>>;
+
+/// Never fails the list: a role or schema without retention shows none.
+Holds retention_holds(postgres::PostgresSession& session, const std::string& db) {
+    Holds out;
+    try {
+        for (auto& h : postgres::PostgresRetention(session, db).holders()) out[h.group] = std::move(h.partitions);
+    } catch (const std::exception& e) {
+        spdlog::warn("group list: cannot tell which partitions groups hold back: {}", e.what());
+    }
+    return out;
+}
+
+std::vector<std::string> holds_of(const Holds& holds, const std::string& group) {
+    const auto it = holds.find(group);
+    return it == holds.end() ? std::vector<std::string>{} : it->second;
+}
+
+void print_json(const std::vector<postgres::GroupStatus>& rows, const Holds& holds) {
     auto all = nlohmann::json::array();
     for (const auto& g : rows)
         all.push_back(
@@ -48,11 +70,12 @@ void print_json(const std::vector<postgres::GroupStatus>& rows) {
               g.oldest_unprocessed_seconds ? nlohmann::json(*g.oldest_unprocessed_seconds) : nlohmann::json()},
              {"batches_in_flight", g.batches_in_flight},
              {"retries_waiting", g.retries_waiting},
-             {"dead_letters", g.dead_letters}});
+             {"dead_letters", g.dead_letters},
+             {"holds_retention", holds_of(holds, g.name)}});
     std::cout << all.dump(2) << "\n";
 }
 
-void print_table(const std::vector<postgres::GroupStatus>& rows) {
+void print_table(const std::vector<postgres::GroupStatus>& rows, const Holds& holds) {
     std::size_t name_width = 5, pattern_width = 7;
     for (const auto& g : rows) {
         name_width = std::max(name_width, g.name.size());
@@ -60,16 +83,17 @@ void print_table(const std::vector<postgres::GroupStatus>& rows) {
     }
     const auto line = [&](const std::string& name, const std::string& pattern, const std::string& behind,
                           const std::string& oldest, const std::string& flight, const std::string& retries,
-                          const std::string& dead, const std::string& settings) {
+                          const std::string& dead, const std::string& held, const std::string& settings) {
         std::cout << std::left << std::setw(static_cast<int>(name_width) + 2) << name
                   << std::setw(static_cast<int>(pattern_width) + 2) << pattern << std::right << std::setw(10) << behind
                   << std::setw(8) << oldest << std::setw(10) << flight << std::setw(9) << retries << std::setw(6)
-                  << dead << "  " << settings << "\n";
+                  << dead << std::setw(6) << held << "  " << settings << "\n";
     };
-    line("GROUP", "PATTERN", "BEHIND", "OLDEST", "IN FLIGHT", "RETRIES", "DEAD", "SETTINGS");
+    line("GROUP", "PATTERN", "BEHIND", "OLDEST", "IN FLIGHT", "RETRIES", "DEAD", "HELD", "SETTINGS");
     for (const auto& g : rows)
         line(g.name, g.pattern, std::to_string(g.events_behind), age(g.oldest_unprocessed_seconds),
              std::to_string(g.batches_in_flight), std::to_string(g.retries_waiting), std::to_string(g.dead_letters),
+             std::to_string(holds_of(holds, g.name).size()),
              "lease=" + std::to_string(g.lease_ms) + "ms max-deliveries=" + std::to_string(g.max_deliveries) +
                  (g.ordered ? " ordered" : ""));
     if (rows.empty()) std::cout << "(no consumer groups: create one with `tributary group create NAME`)\n";
@@ -125,12 +149,12 @@ void add_list(CLI::App& group, const GlobalOptions& global, Action& action) {
     cmd->add_flag("--json", *json, "machine-readable output");
     cmd->callback([&global, &action, json] {
         action = [&global, json] {
-            return with_admin(global, [&](postgres::PostgresGroupAdmin& admin) {
-                const auto rows = admin.status();
-                if (*json) print_json(rows);
-                else print_table(rows);
-                return 0;
-            });
+            postgres::PostgresSession session(global.database_url());
+            const auto rows = postgres::PostgresGroupAdmin(session).status();
+            const auto holds = retention_holds(session, global.database_url());
+            if (*json) print_json(rows, holds);
+            else print_table(rows, holds);
+            return 0;
         };
     });
 }

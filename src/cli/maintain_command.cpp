@@ -1,14 +1,20 @@
 #include <memory>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
 #include "command.h"
 #include "exit_codes.h"
 #include "flag_checks.h"
+#include "log_metrics_refresher.h"
 #include "maintainer_process.h"
+#include "maintenance/holder_name.h"
+#include "metrics/log_metrics.h"
+#include "metrics/metrics_server.h"
 #include "postgres/migrator.h"
 #include "schema_wait.h"
 #include "signal_watcher.h"
+#include "usage_error.h"
 
 namespace tributary::cli {
 
@@ -17,6 +23,7 @@ namespace {
 struct MaintainOptions {
     MaintainerFlags maintainer;
     bool once = false;
+    std::string metrics_listen;  ///< HOST:PORT of /metrics (the log's gauges) and /healthz
 };
 
 /// --once (cron): one pass if the lease is free, then give it back.
@@ -30,13 +37,32 @@ int maintain_once(maintenance::Maintainer& maintainer) {
 int maintain(const GlobalOptions& global, const MaintainOptions& options) {
     const auto db = global.database_url();
     options.maintainer.timings();  // bad flags are usage errors before anything starts
+    if (!options.metrics_listen.empty()) {
+        try {
+            metrics::split_address(options.metrics_listen);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--metrics-listen: ") + e.what());
+        }
+    }
     StopSignal stop;
     SignalWatcher signals(stop);
     if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions, stop)) return exit_ok;
-    MaintainerProcess process(db, options.maintainer);
+    MaintainerProcess process(db, options.maintainer, maintenance::unique_holder_name());
     auto& maintainer = process.maintainer();
     spdlog::info("maintainer={} starting{}", maintainer.holder(), options.once ? " (one pass)" : "");
     if (options.once) return maintain_once(maintainer);
+    std::optional<metrics::LogMetrics> log_metrics;
+    std::optional<metrics::MetricsServer> server;
+    std::optional<LogMetricsRefresher> refresher;  // stopped before the server and the metrics go
+    if (!options.metrics_listen.empty()) {
+        // Compete once before the first figures, so that they say whether this process leads.
+        maintainer.hold();
+        log_metrics.emplace(maintainer.holder());
+        server.emplace(
+            options.metrics_listen, [&] { return log_metrics->scrape(); }, [] { return metrics::Health{}; });
+        spdlog::info("serving /metrics and /healthz on {} (port {})", options.metrics_listen, server->port());
+        refresher.emplace(db, *log_metrics);
+    }
     maintainer.run(stop);
     spdlog::info("maintainer={} stopped", maintainer.holder());
     return exit_ok;
@@ -74,6 +100,8 @@ void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& ac
         "create the coming ones, apply retention (releases the lease on SIGTERM/SIGINT)");
     auto options = std::make_shared<MaintainOptions>();
     add_maintainer_flags(*cmd, options->maintainer, "");
+    cmd->add_option("--metrics-listen", options->metrics_listen,
+                    "serve /metrics (the log's gauges, refreshed every 30s) and /healthz on HOST:PORT");
     cmd->add_flag("--once", options->once,
                   "for cron: one pass if no other maintainer holds the lease, then release it and exit 0");
     cmd->callback([&global, &action, options] { action = [&global, options] { return maintain(global, *options); }; });

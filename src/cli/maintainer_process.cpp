@@ -1,7 +1,6 @@
 #include "maintainer_process.h"
 
 #include "duration.h"
-#include "maintenance/holder_name.h"
 #include "maintenance/retention_step.h"
 #include "postgres/partition_steps.h"
 #include "usage_error.h"
@@ -33,7 +32,7 @@ maintenance::LeaseRenewal lease_renewal(maintenance::LeaseStore& store, const ma
 
 }  // namespace
 
-MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlags& flags)
+MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlags& flags, std::string holder)
     : timings_(flags.timings()),
       session_(db),
       store_(session_),
@@ -46,8 +45,7 @@ MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlag
         std::make_unique<maintenance::RetentionStep>(retention_, flags.archive(), lease_renewal(store_, timings_)));
     std::vector<maintenance::MaintenanceStep*> steps;
     for (const auto& step : steps_) steps.push_back(step.get());
-    maintainer_ = std::make_unique<maintenance::Maintainer>(store_, std::move(steps), maintenance::unique_holder_name(),
-                                                            timings_);
+    maintainer_ = std::make_unique<maintenance::Maintainer>(store_, std::move(steps), std::move(holder), timings_);
 }
 
 }  // namespace tributary::cli

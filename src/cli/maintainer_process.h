@@ -39,7 +39,8 @@ void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::stri
 /// retention's.
 class MaintainerProcess {
 public:
-    MaintainerProcess(const std::string& db, const MaintainerFlags& flags);
+    /// `holder`: its name in the election (maintenance::unique_holder_name()).
+    MaintainerProcess(const std::string& db, const MaintainerFlags& flags, std::string holder);
 
     maintenance::Maintainer& maintainer() { return *maintainer_; }
 

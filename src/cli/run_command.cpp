@@ -21,9 +21,12 @@
 #include "http/body_budget.h"
 #include "http/curl_event_fetcher.h"
 #include "http/oauth2_token_request.h"
+#include "log_metrics_refresher.h"
 #include "maintainer_process.h"
+#include "maintenance/holder_name.h"
 #include "maintenance/lease_store.h"
 #include "metrics/loader_metrics.h"
+#include "metrics/log_metrics.h"
 #include "metrics/metrics_server.h"
 #include "page_buffer_memory.h"
 #include "postgres/control_channel.h"
@@ -160,11 +163,12 @@ bool run_worker(int index, const Shared& shared) {
 /// The process's part in the maintainer's election (unless --no-maintain): competes for the
 /// lease until stopped. Never fails loading: a role that may not maintain warns once and the
 /// thread ends; any other failure is logged and the maintainer tries again after a lease.
-void take_part_in_maintenance(const std::string& db, const MaintainerFlags& flags, const StopSignal& stop) {
+void take_part_in_maintenance(const std::string& db, const MaintainerFlags& flags, const std::string& holder,
+                              const StopSignal& stop) {
     const auto lease = flags.timings().lease;
     while (!stop.stop_requested()) {
         try {
-            MaintainerProcess process(db, flags);
+            MaintainerProcess process(db, flags, holder);
             process.maintainer().run(stop);
             return;
         } catch (const maintenance::MaintainerForbidden& e) {
@@ -235,15 +239,21 @@ int run(const GlobalOptions& global, RunOptions& options) {
     if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
     std::optional<postgres::HintChannel> hints;
     if (!options.poll_only) hints.emplace(db, hint_options(options.workers), stop);
+    // One name for every attempt: tributary_maintainer_is_leader compares the lease's holder with it.
+    const std::string holder = options.no_maintain ? "" : maintenance::unique_holder_name();
+    std::optional<metrics::LogMetrics> log_metrics;
+    if (loader_metrics) log_metrics.emplace(holder);
     RunObserver observer(loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr);
     Nudger nudger(db);  // before the server: its threads call it until the server is gone
     std::optional<metrics::MetricsServer> server;
     if (loader_metrics) {
         server.emplace(
-            options.metrics_addr, [&] { return loader_metrics->scrape(); },
+            options.metrics_addr, [&] { return loader_metrics->scrape() + log_metrics->scrape(); },
             [&] { return observer.health(kQuietLimit); }, [&](const std::string& name) { return nudger(name); });
         spdlog::info("serving /metrics and /healthz on {} (port {})", options.metrics_addr, server->port());
     }
+    std::optional<LogMetricsRefresher> log_refresher;  // stopped before the server and the metrics go
+    if (log_metrics) log_refresher.emplace(db, *log_metrics);
     spdlog::info("starting {} worker(s){}{}", options.workers,
                  max_runtime.count() ? ", max runtime " + options.max_runtime : "",
                  options.until_idle ? ", until idle" : "");
@@ -260,7 +270,8 @@ int run(const GlobalOptions& global, RunOptions& options) {
             if (!run_worker(i, shared)) ++failed;
         });
     std::optional<std::thread> maintainer;
-    if (!options.no_maintain) maintainer.emplace([&] { take_part_in_maintenance(db, options.maintainer, stop); });
+    if (!options.no_maintain)
+        maintainer.emplace([&] { take_part_in_maintenance(db, options.maintainer, holder, stop); });
     bool memory_limit = false;
     std::thread limits([&] { memory_limit = watch_limits(options, max_runtime, stop); });
     for (auto& w : workers) w.join();

@@ -8,6 +8,8 @@
 #include "http/shown_url.h"
 
 #include "command.h"
+#include "log_status_text.h"
+#include "postgres/postgres_log_status.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
 
@@ -166,6 +168,21 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
     }
 }
 
+/// The log's block after the sources, then what needs a person. A schema
+/// from before the log's status (or a role without it) costs only this block.
+void print_log_block(postgres::PostgresSession& session) {
+    std::optional<LogStatus> log;
+    try {
+        log = postgres::PostgresLogStatus(session).status();
+    } catch (const std::exception& e) {
+        std::cout << "\nlog: unavailable (" << e.what() << ")\n";
+        return;
+    }
+    std::cout << "\nLOG\n";
+    for (const auto& line : log_summary_lines(*log)) std::cout << "  " << line << "\n";
+    for (const auto& w : log_warnings(*log)) std::cout << "\nWARNING: " << w << "\n";
+}
+
 }  // namespace
 
 void add_status_command(CLI::App& app, const GlobalOptions& global, Action& action) {
@@ -177,8 +194,12 @@ void add_status_command(CLI::App& app, const GlobalOptions& global, Action& acti
         action = [&global, json] {
             postgres::PostgresSession session(global.database_url());
             const auto rows = postgres::PostgresSourceRegistry(session).status();
-            if (*json) print_json(rows);
-            else print_table(rows);
+            if (*json) {
+                print_json(rows);  // an array, as scripts expect: `tributary log --json` has the log
+                return 0;
+            }
+            print_table(rows);
+            print_log_block(session);
             return 0;
         };
     });

@@ -357,7 +357,8 @@ TEST_CASE("status columns fit 19-digit cursors and counts") {
     INFO(out);
     std::vector<std::string> lines;
     std::istringstream in(out);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    // The sources' table: up to the blank line before the log's block.
+    for (std::string line; std::getline(in, line) && !line.empty();) lines.push_back(line);
     REQUIRE(lines.size() == 3);
     // Right-aligned numbers: each value ends where its heading ends, with two
     // spaces before the next column.
@@ -457,6 +458,7 @@ TEST_CASE(
     wait_for_log(loader, " stopped\n");
     held.abort();
     nudger.join();
+    INFO("the nudge's answer: " << nudged);
     CHECK(nudged.rfind("HTTP/1.1 200 ", 0) == 0);
     CHECK(nudged.find("nudged s") != std::string::npos);
     CHECK(loader.wait_for(15s) == 0);

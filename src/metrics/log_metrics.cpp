@@ -1,0 +1,96 @@
+#include "log_metrics.h"
+
+#include <set>
+#include <sstream>
+
+#include <prometheus/text_serializer.h>
+
+namespace tributary::metrics {
+
+namespace {
+
+using prometheus::BuildGauge;
+
+prometheus::Family<prometheus::Gauge>& family(prometheus::Registry& registry, const std::string& name,
+                                              const std::string& help) {
+    return BuildGauge().Name(name).Help(help).Register(registry);
+}
+
+}  // namespace
+
+LogMetrics::LogMetrics(std::string holder)
+    : holder_(std::move(holder)),
+      registry_(std::make_shared<prometheus::Registry>()),
+      bytes_(family(*registry_, "tributary_log_bytes",
+                    "Bytes on disk of the log's partitions (default included; indexes and TOAST included)")
+                 .Add({})),
+      partitions_(family(*registry_, "tributary_log_partitions",
+                         "Partitions of the log, those created ahead included (not the default partition)")
+                      .Add({})),
+      oldest_event_age_(family(*registry_, "tributary_log_oldest_event_age_seconds",
+                               "Age of the oldest event kept (loaded_at); no series while the log is empty")),
+      default_events_(family(*registry_, "tributary_log_default_partition_events",
+                             "Events in the default partition, counted up to 1000 (should be 0)")
+                          .Add({})),
+      ahead_(family(*registry_, "tributary_log_ahead_seconds",
+                    "How long the partitions created ahead last at the measured rate of transaction ids")),
+      next_drop_(family(*registry_, "tributary_log_next_drop_seconds",
+                        "Seconds until retention drops the next partition (0: due now); no series when none")),
+      archive_failing_(
+          family(*registry_, "tributary_log_archive_failing_partitions", "Partitions whose last archive attempt failed")
+              .Add({})),
+      held_(family(*registry_, "tributary_log_retention_held_partitions",
+                   "Partitions retention would drop that a consumer group still needs")),
+      oldest_transaction_age_(
+          family(*registry_, "tributary_oldest_transaction_age_seconds",
+                 "Age of the oldest open transaction in the cluster this role may see (0: none); it holds back "
+                 "every consumer group and vacuum")
+              .Add({})),
+      xmin_lag_(family(*registry_, "tributary_xmin_horizon_lag_xids",
+                       "Transaction ids between the cluster's xmin horizon and the counter")
+                    .Add({})),
+      is_leader_(
+          family(*registry_, "tributary_maintainer_is_leader", "1 while this process holds the maintainer's lease")
+              .Add({})) {}
+
+void LogMetrics::set_known(prometheus::Family<prometheus::Gauge>& family, const std::optional<double>& value) {
+    if (value) family.Add({}).Set(*value);
+    else if (family.Has({})) family.Remove(&family.Add({}));
+}
+
+void LogMetrics::update(const LogStatus& s) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    bytes_.Set(static_cast<double>(s.bytes));
+    partitions_.Set(s.partitions);
+    set_known(oldest_event_age_, s.oldest_event_age_seconds);
+    default_events_.Set(static_cast<double>(s.default_events));
+    set_known(ahead_, s.ahead_seconds);
+    set_known(next_drop_, s.next_drop_partition ? s.next_drop_seconds : std::nullopt);
+    archive_failing_.Set(s.archive_failing);
+    std::set<std::string> holding;
+    for (const auto& h : s.held) {
+        holding.insert(h.group);
+        auto& gauge = held_by_group_[h.group];
+        if (!gauge) gauge = &held_.Add({{"group", h.group}});
+        gauge->Set(static_cast<double>(h.partitions));
+    }
+    for (auto it = held_by_group_.begin(); it != held_by_group_.end();) {
+        if (holding.count(it->first)) {
+            ++it;
+            continue;
+        }
+        held_.Remove(it->second);  // a group that lets go (or is gone) leaves no stale series
+        it = held_by_group_.erase(it);
+    }
+    oldest_transaction_age_.Set(s.oldest_xact_age_seconds.value_or(0));
+    xmin_lag_.Set(s.xmin_lag_xids);
+    is_leader_.Set(!holder_.empty() && s.has_maintainer() && s.maintainer_holder == holder_ ? 1 : 0);
+}
+
+std::string LogMetrics::scrape() {
+    std::ostringstream out;
+    prometheus::TextSerializer().Serialize(out, registry_->Collect());
+    return out.str();
+}
+
+}  // namespace tributary::metrics

@@ -1,0 +1,106 @@
+#include "postgres_log_status.h"
+
+#include <nlohmann/json.hpp>
+
+#include "optional_field.h"
+#include "postgres/statements.h"
+#include "sql_errors.h"
+
+namespace tributary::postgres {
+
+namespace {
+
+namespace sql = statements::log_status;
+
+std::vector<RetentionHold> holds_of(const pqxx::field& field) {
+    std::vector<RetentionHold> out;
+    if (field.is_null()) return out;
+    for (const auto& h : nlohmann::json::parse(field.c_str()))
+        out.push_back({h.at("group").get<std::string>(), h.at("partitions").get<std::int64_t>(),
+                       h.at("bytes").get<std::int64_t>()});
+    return out;
+}
+
+std::vector<std::string> names_of(const pqxx::field& field) {
+    if (field.is_null()) return {};
+    return nlohmann::json::parse(field.c_str()).get<std::vector<std::string>>();
+}
+
+LogStatus status_of(const pqxx::row& r) {
+    LogStatus s;
+    s.partitions = r[0].as<int>();
+    s.bytes = r[1].as<std::int64_t>();
+    s.key_bytes = r[2].as<std::int64_t>();
+    s.default_events = r[3].as<std::int64_t>();
+    s.oldest_event_at = optional_field<std::string>(r[4]);
+    s.oldest_event_age_seconds = optional_field<double>(r[5]);
+    s.ahead_to_tx = optional_field<std::string>(r[6]);
+    s.ahead_xids = optional_field<double>(r[7]).value_or(0);
+    s.xids_per_second = optional_field<double>(r[8]);
+    s.ahead_seconds = optional_field<double>(r[9]);
+    s.next_drop_partition = optional_field<std::string>(r[10]);
+    s.next_drop_state = optional_field<std::string>(r[11]);
+    s.next_drop_at = optional_field<std::string>(r[12]);
+    s.next_drop_seconds = optional_field<double>(r[13]);
+    s.archive_failing = r[14].as<int>();
+    s.archive_failing_partition = optional_field<std::string>(r[15]);
+    s.archive_error = optional_field<std::string>(r[16]);
+    s.held = holds_of(r[17]);
+    s.oldest_xact_pid = optional_field<int>(r[18]);
+    s.oldest_xact_user = optional_field<std::string>(r[19]);
+    s.oldest_xact_application = optional_field<std::string>(r[20]);
+    s.oldest_xact_state = optional_field<std::string>(r[21]);
+    s.oldest_xact_age_seconds = optional_field<double>(r[22]);
+    s.xmin_lag_xids = optional_field<double>(r[23]).value_or(0);
+    s.maintainer_holder = optional_field<std::string>(r[24]);
+    s.maintainer_token = optional_field<std::int64_t>(r[25]);
+    s.maintainer_expires_in_seconds = optional_field<double>(r[26]);
+    return s;
+}
+
+PartitionStatus partition_of(const pqxx::row& r) {
+    PartitionStatus p;
+    p.name = r[0].as<std::string>();
+    p.from_tx = optional_field<std::string>(r[1]);
+    p.to_tx = optional_field<std::string>(r[2]);
+    p.state = r[3].as<std::string>();
+    p.bytes = optional_field<std::int64_t>(r[4]).value_or(0);
+    p.started_at = optional_field<std::string>(r[5]);
+    p.ended_at = optional_field<std::string>(r[6]);
+    p.sealed_at = optional_field<std::string>(r[7]);
+    p.due_at = optional_field<std::string>(r[8]);
+    p.held_by = names_of(r[9]);
+    p.archive = r[10].as<bool>();
+    p.archived_at = optional_field<std::string>(r[11]);
+    p.archive_failures = optional_field<int>(r[12]).value_or(0);
+    p.archive_error = optional_field<std::string>(r[13]);
+    return p;
+}
+
+template <typename Work>
+auto read(PostgresSession& session, Work&& work) {
+    try {
+        return session.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            return work(tx);
+        });
+    } catch (const pqxx::sql_error& e) {
+        throw_api_error(e);
+    }
+}
+
+}  // namespace
+
+LogStatus PostgresLogStatus::status() {
+    return read(session_, [](pqxx::nontransaction& tx) { return status_of(tx.exec1(sql::status)); });
+}
+
+std::vector<PartitionStatus> PostgresLogStatus::partitions() {
+    return read(session_, [](pqxx::nontransaction& tx) {
+        std::vector<PartitionStatus> out;
+        for (const auto& row : tx.exec(sql::partitions)) out.push_back(partition_of(row));
+        return out;
+    });
+}
+
+}  // namespace tributary::postgres
