@@ -8,6 +8,7 @@
 // partitions created ahead must outlast the longest such gap.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -28,8 +29,9 @@ public:
     LeaseWatch& operator=(const LeaseWatch&) = delete;
 
     void stop();
-    /// After every loader stopped: nobody may hold the lease unexpired.
-    void check_released();
+    /// After every loader stopped: nobody may hold the lease, or renew it
+    /// (a holder that could not release it: until it runs out).
+    void check_released(std::chrono::milliseconds lease);
     std::vector<std::string> figures() const;
 
 private:
@@ -54,7 +56,7 @@ private:
     long handovers_ = 0;
     std::set<std::string> holders_;
     double vacant_since_ = -1, longest_vacancy_ = 0, vacant_total_ = 0;
-    bool released_at_end_ = false;
+    std::string end_state_ = "not checked at the end";
     std::thread thread_;
 };
 

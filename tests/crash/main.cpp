@@ -44,7 +44,9 @@ constexpr std::chrono::milliseconds kHostileTimeout{3000};
 
 /// The maintainer's lease and pass interval of every loader: short, so that
 /// kills and SIGSTOPs often hit the maintainer and hand its lease over.
-const std::vector<std::string> kMaintainerFlags{"--maintainer-lease", "3s", "--maintainer-interval", "1s"};
+constexpr std::chrono::seconds kMaintainerLease{3};
+const std::vector<std::string> kMaintainerFlags{"--maintainer-lease", std::to_string(kMaintainerLease.count()) + "s",
+                                                "--maintainer-interval", "1s"};
 
 std::string fixed(double value, int decimals = 1) {
     char text[64];
@@ -294,7 +296,7 @@ int run(const RunOptions& o) {
             say("stopping every receiver with SIGTERM");
             receivers->stop_all();
         }
-        lease.check_released();
+        lease.check_released(kMaintainerLease);
 
         say("checking");
         const double check_began = elapsed_s();

@@ -88,8 +88,10 @@ PartitionCheck check_partitions(const std::string& db_url, long min_partitions) 
               in_default);
 
     std::string previous_to;
-    for (const auto& row : tx.exec("SELECT name, from_tx::text, to_tx::text, sealed_at IS NOT NULL,"
-                                   " coalesce(source_ids::text, '{}') FROM tributary.partitions ORDER BY from_tx")) {
+    // p.from_tx: the column, not the output column of that name (its text, which sorts 11745 before 1745).
+    for (const auto& row :
+         tx.exec("SELECT p.name, p.from_tx::text, p.to_tx::text, p.sealed_at IS NOT NULL,"
+                 " coalesce(p.source_ids::text, '{}') FROM tributary.partitions p ORDER BY p.from_tx")) {
         const auto name = row[0].as<std::string>();
         ++out.partitions;
         if (!attached.erase(name)) count(out.report, "partition_catalogue", name + " is catalogued but not attached");
