@@ -212,9 +212,10 @@ long record_push_check(const CheckReport& report, const Sender& sender, Tally& t
 /// The partitions the events ended up in, and one consumer group reading
 /// them all.
 void record_log_check(const std::string& db_url, const RunOptions& o, Tally& tally, std::vector<std::string>& figures) {
-    // A partition spans about 3 s of transaction ids (1 000 at least): a run
-    // should fill one every few seconds; a tenth of that is the floor.
-    const auto partitions = check_partitions(db_url, o.duration_s / 30);
+    // A partition spans 3 s of transaction ids, 1 000 at least: at the ~250
+    // ids/s a run uses, one fills every 4 s or so (14 in a 60 s run). One per
+    // 10 s of faults is the floor.
+    const auto partitions = check_partitions(db_url, o.duration_s / 10);
     record_anomalies(partitions.report, tally);
     for (const auto& f : partitions.figures) figures.push_back(f);
     const auto group = read_as_group(db_url);
