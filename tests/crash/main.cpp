@@ -212,8 +212,8 @@ long record_push_check(const CheckReport& report, const Sender& sender, Tally& t
 /// The partitions the events ended up in, and one consumer group reading
 /// them all.
 void record_log_check(const std::string& db_url, const RunOptions& o, Tally& tally, std::vector<std::string>& figures) {
-    // A partition spans 3 s of transaction ids, 1 000 at least: at the ~250
-    // ids/s a run uses, one fills every 4 s or so (14 in a 60 s run). One per
+    // A partition spans 3 s of transaction ids, 1 000 at least: at the 160-250
+    // ids/s a run uses, one fills every 4-6 s (11-14 in a 60 s run). One per
     // 10 s of faults is the floor.
     const auto partitions = check_partitions(db_url, o.duration_s / 10);
     record_anomalies(partitions.report, tally);
