@@ -17,8 +17,11 @@
 #include "checker.h"
 #include "cluster.h"
 #include "drain.h"
+#include "group_read.h"
 #include "hostile.h"
+#include "lease_watch.h"
 #include "monitor.h"
+#include "partitioned_log.h"
 #include "processes.h"
 #include "proxy.h"
 #include "push_checker.h"
@@ -38,6 +41,12 @@ namespace {
 /// The hostile-capable sources' request timeout: long enough for a real
 /// batch, short so that slow-body and huge give up soon.
 constexpr std::chrono::milliseconds kHostileTimeout{3000};
+
+/// The maintainer's lease and pass interval of every loader: short, so that
+/// kills and SIGSTOPs often hit the maintainer and hand its lease over.
+constexpr std::chrono::seconds kMaintainerLease{3};
+const std::vector<std::string> kMaintainerFlags{"--maintainer-lease", std::to_string(kMaintainerLease.count()) + "s",
+                                                "--maintainer-interval", "1s"};
 
 std::string fixed(double value, int decimals = 1) {
     char text[64];
@@ -108,6 +117,7 @@ std::vector<ProcessSpec> loader_specs(const RunOptions& o, const Cluster& cluste
         spec.via_proxy = proxy && i % 3 != 0;  // loader 0, 3, ... direct; the others through the proxy
         spec.db_url = cluster.url(spec.name, spec.via_proxy ? proxy->listen_port() : 0);
         spec.args = {"run", "--workers", std::to_string(o.workers)};
+        spec.args.insert(spec.args.end(), kMaintainerFlags.begin(), kMaintainerFlags.end());
         loaders.push_back(std::move(spec));
     }
     return loaders;
@@ -199,6 +209,21 @@ long record_push_check(const CheckReport& report, const Sender& sender, Tally& t
     return report.events_checked;
 }
 
+/// The partitions the events ended up in, and one consumer group reading
+/// them all.
+void record_log_check(const std::string& db_url, const RunOptions& o, Tally& tally, std::vector<std::string>& figures) {
+    // A partition spans 3 s of transaction ids, 1 000 at least: at the 160-250
+    // ids/s a run uses, one fills every 4-6 s (11-14 in a 60 s run). One per
+    // 10 s of faults is the floor.
+    const auto partitions = check_partitions(db_url, o.duration_s / 10);
+    record_anomalies(partitions.report, tally);
+    for (const auto& f : partitions.figures) figures.push_back(f);
+    const auto group = read_as_group(db_url);
+    record_anomalies(group, tally);
+    figures.push_back("consumer group over the whole log: " + std::to_string(group.events_stored) + " handed of " +
+                      std::to_string(group.events_checked) + " events in the log");
+}
+
 std::string make_log_dir(const RunOptions& o) {
     if (!o.log_dir.empty()) {
         std::filesystem::create_directories(o.log_dir);
@@ -220,6 +245,7 @@ int run(const RunOptions& o) {
         const Binaries bin;
         Cluster cluster(TRIBUTARY_PG_TMP);
         run_tributary(bin, cluster, {"migrate"});
+        cut_log_small(cluster, LogShape{});
         Sources sources(source_plan(o));
         register_sources(bin, cluster, sources);
         const bool push = pushing(o, bin);
@@ -242,6 +268,7 @@ int run(const RunOptions& o) {
             sender_config.seed = o.seed;
             sender = std::make_unique<Sender>(sender_config, tally);
         }
+        LeaseWatch lease(cluster, tally);
         HostileEpisodes hostile(sources, tally, supervisor, bin.tributary, cluster.url(), kHostileTimeout);
         Monitor monitor(sources, cluster, hostile);
 
@@ -270,6 +297,7 @@ int run(const RunOptions& o) {
             say("stopping every receiver with SIGTERM");
             receivers->stop_all();
         }
+        lease.check_released(kMaintainerLease);
 
         say("checking");
         const double check_began = elapsed_s();
@@ -278,6 +306,8 @@ int run(const RunOptions& o) {
         if (sender)
             events_checked +=
                 record_push_check(check_pushed(cluster.url("crash-checker"), sender->sent()), *sender, tally, figures);
+        record_log_check(cluster.url("crash-checker"), o, tally, figures);
+        for (auto& f : lease.figures()) figures.push_back(std::move(f));
         figures.insert(figures.begin(), "fault phase " + fixed(faults_took) + " s, drain " + fixed(drain_took) +
                                             " s, check " + fixed(elapsed_s() - check_began) + " s");
         for (auto& f : monitor.figures()) figures.push_back(std::move(f));

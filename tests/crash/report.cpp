@@ -38,6 +38,14 @@ const std::vector<std::string>& anomaly_classes() {
         "hostile_without_cause",
         "push_refused",
         "stored_never_sent",
+        "default_partition_events",
+        "partition_catalogue",
+        "partition_sealed_early",
+        "few_partitions",
+        "maintainer_lease",
+        "group_lost",
+        "group_duplicated",
+        "group_out_of_order",
     };
     return kClasses;
 }

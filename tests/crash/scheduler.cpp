@@ -46,6 +46,32 @@ std::chrono::milliseconds Scheduler::between(int min_ms, int max_ms) {
 
 int Scheduler::random_loader() { return std::uniform_int_distribution<int>(0, supervisor_.size() - 1)(random_); }
 
+std::optional<int> Scheduler::maintainer_loader() const {
+    try {
+        // The holder is named host:pid:suffix (src/maintenance/holder_name.cpp).
+        const auto rows = cluster_.query(
+            "SELECT split_part(holder, ':', 2) FROM tributary.maintainer_lease WHERE expires_at > clock_timestamp()");
+        if (rows.empty() || rows[0][0].empty() || rows[0][0] == "NULL") return std::nullopt;
+        const pid_t pid = std::stoi(rows[0][0]);
+        for (int i = 0; i < supervisor_.size(); ++i)
+            if (supervisor_.pid_if_ready(i) == pid) return i;
+    } catch (const std::exception&) {
+        // The database is restarting: no one to aim at.
+    }
+    return std::nullopt;
+}
+
+int Scheduler::target_loader() {
+    // Half the kills and pauses aim at the maintainer, so that its lease
+    // changes hands often while partitions must keep being made ahead.
+    if (std::bernoulli_distribution(0.5)(random_))
+        if (const auto i = maintainer_loader()) {
+            tally_.observe("faults aimed at the maintainer");
+            return *i;
+        }
+    return random_loader();
+}
+
 void Scheduler::later(std::chrono::milliseconds delay, std::function<void()> action) {
     pending_.push_back({Clock::now() + delay, std::move(action)});
 }
@@ -131,7 +157,7 @@ void Scheduler::run() {
 bool Scheduler::inject(Kind kind) {
     switch (kind) {
         case Kind::kill9: {
-            const int i = random_loader();
+            const int i = target_loader();
             if (!supervisor_.kill9(i)) return false;
             tally_.fault("kill -9 loader");
             say("kill -9 " + supervisor_.spec(i).name);
@@ -225,7 +251,7 @@ bool Scheduler::begin_hostile() {
 
 bool Scheduler::pause_loader() {
     if (supervisor_.paused_count().value_or(1) > 0) return false;  // one zombie at a time
-    const int i = random_loader();
+    const int i = target_loader();
     const std::string name = supervisor_.spec(i).name;
     // Half the time, in the middle of a source's turn (holding its lock):
     // the zombie then wakes up with a batch or a request in hand.

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -75,6 +76,10 @@ private:
     void run_due(bool all);
     std::chrono::milliseconds between(int min_ms, int max_ms);
     int random_loader();
+    /// The loader holding the maintainer's lease, if one holds it now.
+    std::optional<int> maintainer_loader() const;
+    /// The maintainer half the time (when there is one), else a random loader.
+    int target_loader();
     bool proxy_quiet() const;
     bool begin_hostile();
     bool receiver_fault(Kind kind);

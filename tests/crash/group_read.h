@@ -1,0 +1,18 @@
+#pragma once
+
+// One consumer group reading the whole log at the end of a run, through the
+// documented SQL surface (group_create, consumer_next): it must be handed
+// every stored event once, in the log's order (tx_id, seq), across all the
+// partitions the run rolled over.
+
+#include <string>
+
+#include "checker.h"
+
+namespace tributary::crash {
+
+/// Counts group_lost, group_duplicated and group_out_of_order; events_checked
+/// is the events in the log, events_stored those the group was handed.
+CheckReport read_as_group(const std::string& db_url);
+
+}  // namespace tributary::crash
