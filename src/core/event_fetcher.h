@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "clock.h"
 #include "cursor.h"
 #include "fetch_result.h"
 #include "source.h"
@@ -21,6 +22,14 @@ class EventFetcher {
 public:
     virtual ~EventFetcher() = default;
     virtual FetchResult fetch(const Source& source, const Cursor& cursor, int limit) = 0;
+
+    /// The next fetch sends its request no later than `latest` (the clock's
+    /// steady time), or not at all: it then fails with Status::late. A
+    /// loader's claim on a source runs out; a request sent after that (the
+    /// process paused between its last look at the clock and the request)
+    /// could reach the source right after another loader's. A fetcher that
+    /// cannot check this as late as the moment it sends may ignore it.
+    virtual void send_no_later_than(Clock::time_point latest) { (void)latest; }
 };
 
 }  // namespace tributary

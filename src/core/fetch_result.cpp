@@ -9,6 +9,7 @@ const char* to_string(FetchResult::Status s) {
         case FetchResult::Status::throttled: return "throttled";
         case FetchResult::Status::failing: return "failing";
         case FetchResult::Status::stopped: return "stopped";
+        case FetchResult::Status::late: return "late";
     }
     return "unknown";
 }

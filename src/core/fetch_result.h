@@ -20,6 +20,7 @@ struct FetchResult {
         throttled,  ///< 429/503 with Retry-After: no request before `retry_after`
         failing,    ///< the source is wrong (4xx, bad ids, unstorable content)
         stopped,    ///< abandoned because the process is stopping
+        late,       ///< not sent: too long after the claim (EventFetcher::send_no_later_than)
     };
 
     /// Where a failure came from, for metrics and operators.

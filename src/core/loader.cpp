@@ -214,6 +214,8 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
     }
     FetchResult result;
     try {
+        // Checked again by the fetcher at the last moment before it sends.
+        ports_.fetcher.send_no_later_than(claimed_at + options_.max_start_delay);
         result = ports_.fetcher.fetch(source, claim.cursor, source.batch_size);
     } catch (const std::exception& e) {
         result = FetchResult::failure(FetchResult::Status::transient, std::string("fetch error: ") + e.what())
@@ -223,6 +225,11 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
     if (result.status == FetchResult::Status::stopped) {
         close_slot(source, SlotClose::released(claim.lease));
         return {SourceOutcome::stopped};
+    }
+    if (result.status == FetchResult::Status::late) {
+        spdlog::warn("source={} worker={} {}; request abandoned", source.name, options_.worker, result.error);
+        close_slot(source, SlotClose::released(claim.lease));
+        return {SourceOutcome::conflict};
     }
     TurnReport report{SourceOutcome::failed};
     if (result.status != FetchResult::Status::ok) {

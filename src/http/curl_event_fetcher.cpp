@@ -71,6 +71,10 @@ struct Transfer {
     bool over_budget = false;
     BodyAllowance allowance;                         ///< the body's capacity, from the process's budget
     std::chrono::steady_clock::time_point deadline;  ///< the request's own timeout
+    /// The first request is not sent after this (the loader's claim); the
+    /// pages followed within the same fetch are the same turn's.
+    std::chrono::steady_clock::time_point send_by = std::chrono::steady_clock::time_point::max();
+    bool late = false;
     const StopSignal* stop = nullptr;
     char error[CURL_ERROR_SIZE] = {};
 };
@@ -115,6 +119,18 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
 // source sends nothing, so a stop cuts a slow request short.
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
     return static_cast<const Transfer*>(user)->stop->stop_requested() ? 1 : 0;
+}
+
+/// libcurl's last call before it writes a request: refuses to send one
+/// past Transfer::send_by.
+int before_sending(void* user, char*, char*, int, int) {
+    auto* transfer = static_cast<Transfer*>(user);
+    if (std::chrono::steady_clock::now() > transfer->send_by) {
+        transfer->late = true;
+        return CURL_PREREQFUNC_ABORT;
+    }
+    transfer->send_by = std::chrono::steady_clock::time_point::max();
+    return CURL_PREREQFUNC_OK;
 }
 
 std::string lowercase(std::string_view s) {
@@ -202,6 +218,8 @@ CURLcode set_options(CURL* easy, const std::string& url, const Endpoint& endpoin
     keep_first(curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L));
     keep_first(curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_progress));
     keep_first(curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &transfer));
+    keep_first(curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, before_sending));
+    keep_first(curl_easy_setopt(easy, CURLOPT_PREREQDATA, &transfer));
     return rc;
 }
 
@@ -303,6 +321,8 @@ FetchResult transport_failure(CURLcode rc, const Transfer& transfer, const Fetch
                               const BodyBudget* budget, const std::string& url) {
     if ((rc == CURLE_ABORTED_BY_CALLBACK || transfer.over_budget) && transfer.stop->stop_requested())
         return FetchResult::failure(Status::stopped, fmt::format("stopping: request to {} abandoned", url));
+    if (transfer.late)
+        return FetchResult::failure(Status::late, fmt::format("too long since the claim: request to {} not sent", url));
     if (transfer.over_budget && budget != nullptr)
         return FetchResult::failure(
             Status::transient,
@@ -508,6 +528,8 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
     transfer.max_body = limits_.max_body_bytes;
     transfer.stop = &stop_;
     transfer.deadline = std::chrono::steady_clock::now() + request_timeout(source.endpoint);
+    transfer.send_by = send_by_;
+    send_by_ = Clock::time_point::max();  // for this fetch only
     if (const CURLcode rc = set_options(easy, asked, source.endpoint, headers.get(), limits_, transfer); rc != CURLE_OK)
         return FetchResult::failure(Status::transient, fmt::format("cannot prepare the request to {}: {}", shown_asked,
                                                                    curl_easy_strerror(rc)))

@@ -46,6 +46,9 @@ public:
     CurlEventFetcher& operator=(const CurlEventFetcher&) = delete;
 
     FetchResult fetch(const Source& source, const Cursor& cursor, int limit) override;
+    /// Checked by libcurl's pre-request callback, after the connection is
+    /// made and just before the request is written: the narrowest window.
+    void send_no_later_than(Clock::time_point latest) override { send_by_ = latest; }
 
     /// Where OAuth2 sources (EnvAuth::oauth2) get their shared token; without
     /// it they fail. `tokens` must outlive the fetcher.
@@ -63,6 +66,7 @@ private:
     BodyBudget* budget_;
     std::unique_ptr<void, EasyCleanup> easy_;
     SharedAccessToken* access_tokens_ = nullptr;
+    Clock::time_point send_by_ = Clock::time_point::max();  ///< for the next fetch only
 };
 
 }  // namespace tributary

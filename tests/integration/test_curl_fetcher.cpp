@@ -495,6 +495,35 @@ TEST_CASE("CurlEventFetcher abandons a transfer when a stop is requested", "[cur
     CHECK(seen.requests == 1);
 }
 
+TEST_CASE("CurlEventFetcher sends no request past the time it was given, and only that fetch is bounded",
+          "[curl_fetcher]") {
+    TestServer server;
+    Seen seen;
+    server.http().Get("/events", [&](const httplib::Request& req, httplib::Response& res) {
+        seen.record(req);
+        res.set_content(R"({"events": []})", "application/json");
+    });
+    server.start();
+    StopSignal stop;
+    CurlEventFetcher fetcher(FetchLimits{}, stop);
+
+    // A loader that stalled past its claim: the check comes after the
+    // connection is made, just before the request would be written.
+    fetcher.send_no_later_than(std::chrono::steady_clock::now() - 1ms);
+    const FetchResult late = fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(0), 10);
+    CHECK(late.status == Status::late);
+    CHECK_THAT(late.error, Catch::Contains("not sent"));
+    {
+        std::lock_guard<std::mutex> guard(seen.mutex);
+        CHECK(seen.requests == 0);
+    }
+    // The next fetch was given no time: it is sent.
+    const FetchResult next = fetcher.fetch(source_at(server.url("/events")), tributary::Cursor::at_id(0), 10);
+    CHECK(next.status == Status::ok);
+    std::lock_guard<std::mutex> guard(seen.mutex);
+    CHECK(seen.requests == 1);
+}
+
 TEST_CASE("CurlEventFetcher reports connection failures as transient", "[curl_fetcher]") {
     StopSignal stop;
     CurlEventFetcher fetcher(FetchLimits{}, stop);

@@ -207,6 +207,15 @@ TEST_CASE("a fetch abandoned for a stop stores nothing and frees the gate") {
     CHECK_FALSE(rig.turn.holds(1));
 }
 
+TEST_CASE("a request the fetcher did not send for being too late after the claim stores nothing and frees the gate") {
+    Rig rig;
+    rig.fetcher.scripted[1].push_back(FetchResult::failure(FetchResult::Status::late, "too long since the claim"));
+    CHECK(rig.loader.load_source(rig.source(1)).outcome == SourceOutcome::conflict);
+    CHECK(rig.turn.appends == 0);
+    CHECK(rig.db.gates[1].failures == 0);
+    CHECK_FALSE(rig.turn.holds(1));
+}
+
 TEST_CASE("an idle loader sleeps until the next source is due; empty answers stretch the pauses") {
     Rig rig;
     using ms = std::chrono::milliseconds;
