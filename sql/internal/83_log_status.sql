@@ -5,7 +5,7 @@
 -- Internal (sql/internal/): called by `status`, `log` and the metrics of
 -- `run --listen` and `maintain --metrics-listen`. They run as their owner
 -- (SECURITY DEFINER; search_path pinned): the loader, the admin and the
--- maintainer may execute them (sql/privileges/40_log_status.sql) without
+-- maintainer may execute them (sql/privileges/20_roles.sql) without
 -- reading the catalogue or the events themselves.
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.

@@ -40,6 +40,8 @@ BEGIN
         GRANT SELECT ON tributary.sources TO tributary_loader;
         -- `status` (run with the loader's role) shows what holds retention back.
         GRANT EXECUTE ON FUNCTION tributary.partition_retention() TO tributary_loader;
+        -- ... and the log's state (sql/internal/83_log_status.sql), also for run's metrics.
+        GRANT EXECUTE ON FUNCTION tributary.log_status(), tributary.log_partitions() TO tributary_loader;
         GRANT SELECT, UPDATE ON tributary.gates, tributary.cursors TO tributary_loader;
         GRANT INSERT ON tributary.events TO tributary_loader;
         -- A replay after `source rewind` asks which ids the log has already.
@@ -130,7 +132,9 @@ BEGIN
         GRANT EXECUTE ON FUNCTION
             tributary.retention_set(text, interval, bigint, boolean, boolean),
             tributary.retention_remove(text),
-            tributary.partition_retention()
+            tributary.partition_retention(),
+            tributary.log_status(),
+            tributary.log_partitions()
             TO tributary_admin;
     END IF;
 
@@ -180,5 +184,7 @@ BEGIN
             tributary.retention_drop(text, bigint, text)
             TO tributary_maintainer;
         GRANT SELECT ON tributary.events TO tributary_maintainer;
+        -- `maintain --metrics-listen`: the log's state (sql/internal/83_log_status.sql).
+        GRANT EXECUTE ON FUNCTION tributary.log_status(), tributary.log_partitions() TO tributary_maintainer;
     END IF;
 END $$;

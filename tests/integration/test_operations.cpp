@@ -458,7 +458,7 @@ TEST_CASE(
     wait_for_log(loader, " stopped\n");
     held.abort();
     nudger.join();
-    INFO("the nudge's answer: " << nudged);
+    INFO("the nudge's answer: " << nudged << "\nthe loader's log: " << loader.err());
     CHECK(nudged.rfind("HTTP/1.1 200 ", 0) == 0);
     CHECK(nudged.find("nudged s") != std::string::npos);
     CHECK(loader.wait_for(15s) == 0);
