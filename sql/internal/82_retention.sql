@@ -229,21 +229,25 @@ END $$;
 -- log is not locked (a sealed partition takes no new event; a loader that
 -- serves one of these keys meanwhile waits on the deleted key's row until
 -- this commits, and then stores it again, or finds it if this rolls back);
--- then the ACCESS EXCLUSIVE lock on the log, waited for at most 1 s
+-- then the ACCESS EXCLUSIVE lock on the log, waited for at most 3 s
 -- (lock_timeout: readers and loaders queue behind a waiting exclusive lock,
 -- so a long wait would stall them all; the step tries again on a later
--- pass), the DROP and the catalogue row. The key delete reads the whole
+-- pass), the DROP and the catalogue row. Not less than 3 s: the one usual
+-- long holder is autovacuum on the sealed partition itself, which gives way
+-- to a lock it blocks only after deadlock_timeout (1 s by default); with a
+-- 1 s wait the drop gave up just as it would have had the lock, and stalled
+-- everyone for that second again on each pass (bench/log: 51 times). The key delete reads the whole
 -- partition: for a partition of many million text-keyed events that is a
 -- long transaction (it holds no lock on the log meanwhile, only the keys).
 --
 -- Returns NULL when the partition may not leave (any more), else the
 -- counts and timings to log; raises 55P03 (lock_not_available) when the
--- lock was not had within 1 s, TR001 when the lease is lost.
+-- lock was not had within 3 s, TR001 when the lease is lost.
 CREATE OR REPLACE FUNCTION tributary.retention_drop(p_holder text, p_token bigint, p_name text,
     OUT events bigint, OUT keys bigint, OUT bytes bigint, OUT from_tx xid8, OUT to_tx xid8,
     OUT lock_wait_ms double precision, OUT lock_held_ms double precision, OUT unconsumed jsonb)
 LANGUAGE plpgsql
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '1s' AS $$
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '3s' AS $$
 DECLARE
     v_part tributary.partitions;
     v_status record;

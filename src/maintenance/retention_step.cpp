@@ -87,7 +87,7 @@ void RetentionStep::drop(const MaintainerLease& lease, const PartitionRetention&
     const auto result = catalog_.drop(lease, partition.name);
     if (result.outcome == DropOutcome::lock_busy) {
         spdlog::info(
-            "retention: partition {} not dropped: the log was busy for the 1 s the drop may wait for its "
+            "retention: partition {} not dropped: the log was busy for the 3 s the drop may wait for its "
             "lock; tried again on a later pass",
             partition.name);
         return;

@@ -121,7 +121,7 @@ maintenance::DropResult PostgresRetention::drop(const maintenance::MaintainerLea
     maintenance::DropResult result;
     try {
         // Unlimited: deleting the keys of a big partition's events takes as long as it takes
-        // (the lock on the log is waited for at most 1 s inside: lock_timeout of retention_drop).
+        // (the lock on the log is waited for at most 3 s inside: lock_timeout of retention_drop).
         fence().run_unlimited(lease, [&](pqxx::work& tx) {
             result = {};
             const auto row = tx.exec_params(sql::drop, lease.holder, lease.token, name)[0];
