@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "aligned_table.h"
 #include "nullable_json.h"
 
 namespace tributary::cli {
@@ -202,19 +203,7 @@ void print_partitions_table(const std::vector<PartitionStatus>& rows) {
                          text_or(p.started_at, "-"), text_or(p.ended_at, "-"), text_or(p.sealed_at, "-"),
                          text_or(p.due_at, "-"), held.empty() ? "-" : held, archive});
     }
-    std::vector<std::size_t> width(right.size(), 0);
-    for (const auto& row : table)
-        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    for (const auto& row : table) {
-        std::string line;
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            const bool last = i + 1 == row.size();
-            const std::string pad(last ? 0 : width[i] - row[i].size(), ' ');
-            line += right[i] ? pad + row[i] : row[i] + pad;
-            if (!last) line += "  ";
-        }
-        std::cout << line << "\n";
-    }
+    print_aligned(table, right);
 }
 
 }  // namespace tributary::cli

@@ -7,6 +7,7 @@
 
 #include "http/shown_url.h"
 
+#include "aligned_table.h"
 #include "command.h"
 #include "log_status_text.h"
 #include "postgres/postgres_log_status.h"
@@ -134,19 +135,7 @@ void print_table(const std::vector<postgres::SourceStatus>& rows) {
                          s.backlog ? std::to_string(*s.backlog) : "-", ago(s.seconds_since_request),
                          ago(s.seconds_since_success), next_request(s.seconds_until_allowed), error});
     }
-    std::vector<std::size_t> width(right.size(), 0);
-    for (const auto& row : table)
-        for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    for (const auto& row : table) {
-        std::string line;
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            const bool last = i + 1 == row.size();
-            const std::string pad(last ? 0 : width[i] - row[i].size(), ' ');
-            line += right[i] ? pad + row[i] : row[i] + pad;
-            if (!last) line += "  ";
-        }
-        std::cout << line << "\n";
-    }
+    print_aligned(table, right);
     if (rows.empty()) std::cout << "(no sources: add one with `tributary source add NAME --url URL`)\n";
     for (const auto& s : rows) {
         if (!s.last_rewind) continue;

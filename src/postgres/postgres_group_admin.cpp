@@ -1,5 +1,6 @@
 #include "postgres_group_admin.h"
 
+#include "api_call.h"
 #include "core/group_log.h"
 #include "optional_field.h"
 #include "postgres/statements.h"
@@ -11,20 +12,6 @@ namespace {
 
 // Administration is rare: plain parameterised statements, not prepared.
 namespace sql = statements::group_admin;
-
-/// Runs `work` in one autocommit statement and turns the SQL API's errors
-/// into domain errors.
-template <typename Work>
-auto api_call(PostgresSession& session, Work&& work) {
-    try {
-        return session.run([&](pqxx::connection& c) {
-            pqxx::nontransaction tx(c);
-            return work(tx);
-        });
-    } catch (const pqxx::sql_error& e) {
-        throw_api_error(e);
-    }
-}
 
 const char* null_or(const std::optional<std::string>& value) { return value ? value->c_str() : nullptr; }
 

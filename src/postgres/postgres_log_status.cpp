@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api_call.h"
 #include "optional_field.h"
 #include "postgres/statements.h"
 #include "sql_errors.h"
@@ -77,26 +78,14 @@ PartitionStatus partition_of(const pqxx::row& r) {
     return p;
 }
 
-template <typename Work>
-auto read(PostgresSession& session, Work&& work) {
-    try {
-        return session.run([&](pqxx::connection& c) {
-            pqxx::nontransaction tx(c);
-            return work(tx);
-        });
-    } catch (const pqxx::sql_error& e) {
-        throw_api_error(e);
-    }
-}
-
 }  // namespace
 
 LogStatus PostgresLogStatus::status() {
-    return read(session_, [](pqxx::nontransaction& tx) { return status_of(tx.exec1(sql::status)); });
+    return api_call(session_, [](pqxx::nontransaction& tx) { return status_of(tx.exec1(sql::status)); });
 }
 
 std::vector<PartitionStatus> PostgresLogStatus::partitions() {
-    return read(session_, [](pqxx::nontransaction& tx) {
+    return api_call(session_, [](pqxx::nontransaction& tx) {
         std::vector<PartitionStatus> out;
         for (const auto& row : tx.exec(sql::partitions)) out.push_back(partition_of(row));
         return out;

@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 #include <nlohmann/json.hpp>
 
+#include "api_call.h"
 #include "optional_field.h"
 #include "postgres/statements.h"
 #include "sql_errors.h"
@@ -21,18 +22,6 @@ constexpr const char* kLockNotAvailable = "55P03";
 std::vector<std::string> json_names(const pqxx::field& field) {
     if (field.is_null()) return {};
     return nlohmann::json::parse(field.c_str()).get<std::vector<std::string>>();
-}
-
-template <typename Work>
-auto api_call(PostgresSession& session, Work&& work) {
-    try {
-        return session.run([&](pqxx::connection& c) {
-            pqxx::nontransaction tx(c);
-            return work(tx);
-        });
-    } catch (const pqxx::sql_error& e) {
-        throw_api_error(e);
-    }
 }
 
 struct ConnectionCloser {
