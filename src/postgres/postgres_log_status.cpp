@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api_call.h"
+#include "json_names.h"
 #include "optional_field.h"
 #include "postgres/statements.h"
 #include "sql_errors.h"
@@ -20,11 +21,6 @@ std::vector<RetentionHold> holds_of(const pqxx::field& field) {
         out.push_back({h.at("group").get<std::string>(), h.at("partitions").get<std::int64_t>(),
                        h.at("bytes").get<std::int64_t>()});
     return out;
-}
-
-std::vector<std::string> names_of(const pqxx::field& field) {
-    if (field.is_null()) return {};
-    return nlohmann::json::parse(field.c_str()).get<std::vector<std::string>>();
 }
 
 LogStatus status_of(const pqxx::row& r) {
@@ -70,7 +66,7 @@ PartitionStatus partition_of(const pqxx::row& r) {
     p.ended_at = optional_field<std::string>(r[6]);
     p.sealed_at = optional_field<std::string>(r[7]);
     p.due_at = optional_field<std::string>(r[8]);
-    p.held_by = names_of(r[9]);
+    p.held_by = json_names(r[9]);
     p.archive = r[10].as<bool>();
     p.archived_at = optional_field<std::string>(r[11]);
     p.archive_failures = optional_field<int>(r[12]).value_or(0);

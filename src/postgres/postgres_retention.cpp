@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "api_call.h"
+#include "json_names.h"
 #include "optional_field.h"
 #include "postgres/statements.h"
+#include "session_settings.h"
 #include "sql_errors.h"
 
 namespace tributary::postgres {
@@ -18,11 +20,6 @@ namespace {
 namespace sql = statements::retention;
 
 constexpr const char* kLockNotAvailable = "55P03";
-
-std::vector<std::string> json_names(const pqxx::field& field) {
-    if (field.is_null()) return {};
-    return nlohmann::json::parse(field.c_str()).get<std::vector<std::string>>();
-}
 
 struct ConnectionCloser {
     void operator()(PGconn* c) const { PQfinish(c); }
@@ -58,7 +55,9 @@ void PostgresRetention::stream_partition(const std::string& name, const std::str
     const auto copy = api_call(session_, [&](pqxx::nontransaction& tx) {
         return tx.exec_params(sql::copy_statement, name, format)[0][0].as<std::string>();
     });
-    std::unique_ptr<PGconn, ConnectionCloser> conn(PQconnectdb(conninfo_.c_str()));
+    // The session's keepalives and connect timeout too: a database host that
+    // vanishes mid-COPY must fail the archive, not hang the maintainer.
+    std::unique_ptr<PGconn, ConnectionCloser> conn(PQconnectdb(with_connection_defaults(conninfo_).c_str()));
     if (PQstatus(conn.get()) != CONNECTION_OK)
         throw std::runtime_error(std::string("archive: cannot connect: ") + PQerrorMessage(conn.get()));
     std::unique_ptr<PGresult, ResultClearer> unlimited(PQexec(conn.get(), sql::copy_session));
