@@ -45,7 +45,7 @@ std::chrono::milliseconds TailStream::next_wait() const {
     return std::clamp(until_keep_alive, std::chrono::milliseconds(1), timing_.poll);
 }
 
-bool TailStream::step(const Write& write) {
+bool TailStream::step(const Write& write, const Connected& connected) {
     if (stop_.stop_requested()) return false;
     if (!started_) {
         // A first comment: the client sees the stream open at once.
@@ -59,7 +59,7 @@ bool TailStream::step(const Write& write) {
     }
     if (!read_now_) {
         wakeup_.wait(next_wait());
-        if (stop_.stop_requested()) return false;
+        if (stop_.stop_requested() || (connected && !connected())) return false;
     }
     if (std::chrono::steady_clock::now() - last_write_ >= timing_.keep_alive && !send(write, ": keep-alive\n\n"))
         return false;

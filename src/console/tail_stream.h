@@ -34,6 +34,10 @@ public:
     };
     /// Writes to the client; false when it is gone.
     using Write = std::function<bool(std::string_view)>;
+    /// Whether the client is still there (its connection open), asked after
+    /// each wait: a page closed is let go at once rather than at the next
+    /// keep-alive that fails.
+    using Connected = std::function<bool()>;
 
     TailStream(std::unique_ptr<TailFeed> feed, TailSlot slot, std::string pattern, std::string position,
                std::vector<TailEvent> first, Wakeup& wakeup, const StopSignal& stop, Timing timing, std::string peer);
@@ -41,8 +45,9 @@ public:
 
     /// Sends what is there (the first events, new ones, a keep-alive), after
     /// waiting for a hint when caught up. False when the stream is over: a
-    /// stop, a failed write (the client went), or an unexpected error.
-    bool step(const Write& write);
+    /// stop, the client gone (a failed write, or `connected` false), or an
+    /// unexpected error.
+    bool step(const Write& write, const Connected& connected = {});
 
     /// One event as its server-sent-event frame.
     static std::string frame(const TailEvent& event);

@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -134,6 +137,41 @@ private:
     int status_ = 0;
     bool ended_ = false;
     std::thread thread_;
+};
+
+/// A live tail on a plain socket, which the test can close under it as a
+/// browser tab does.
+class RawTail {
+public:
+    explicit RawTail(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(port));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("connect");
+        const std::string request = "GET /api/tail HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        if (::send(fd_, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size()))
+            throw std::runtime_error("send");
+    }
+    ~RawTail() { close(); }
+    /// Reads until `text` came (or the connection ended); true when it did.
+    bool wait_for(const std::string& text) {
+        char buffer[4096];
+        while (received_.find(text) == std::string::npos) {
+            const auto n = ::recv(fd_, buffer, sizeof buffer, 0);
+            if (n <= 0) return false;
+            received_.append(buffer, static_cast<std::size_t>(n));
+        }
+        return true;
+    }
+    void close() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_;
+    std::string received_;
 };
 
 }  // namespace
@@ -283,13 +321,15 @@ TEST_CASE("console: the live tail streams an event published during the test; SI
     CHECK_THAT(rig.console->err(), Catch::Contains("stopped"));
 }
 
-TEST_CASE("console: at most 8 live tails at once, the 9th is refused 503", "[console]") {
+TEST_CASE("console: at most 8 live tails at once, the 9th is refused 503; a tail closed frees its place", "[console]") {
     ConsoleRig rig;
     std::vector<std::unique_ptr<TailReader>> tails;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 7; ++i) {
         tails.push_back(std::make_unique<TailReader>(rig.port, ""));
         REQUIRE(tails.back()->wait_for(": tail >"));
     }
+    RawTail closing(rig.port);
+    REQUIRE(closing.wait_for(": tail >"));
     auto client = rig.client();
     const auto ninth = client.Get("/api/tail");
     REQUIRE(ninth);
@@ -298,6 +338,11 @@ TEST_CASE("console: at most 8 live tails at once, the 9th is refused 503", "[con
     const auto page = client.Get("/app.js");
     REQUIRE(page);
     CHECK(page->status == 200);
+    // A page closed gives its place back (its stream notices the connection gone).
+    closing.close();
+    wait_for_log(*rig.console, "tail pattern=> by 127.0.0.1 ended");
+    tails.push_back(std::make_unique<TailReader>(rig.port, ""));
+    CHECK(tails.back()->wait_for(": tail >"));
     rig.console->signal(SIGTERM);
     for (auto& tail : tails) CHECK(tail->wait_for_end());
     CHECK(rig.console->wait_for(30s) == 0);

@@ -210,6 +210,15 @@ TEST_CASE("console tail: keep-alive comments when nothing was sent; a client gon
     auto& stream = *response.stream;
     CHECK(TailRig::run(stream, 2) == ": tail >\n\n: keep-alive\n\n");
     CHECK_FALSE(stream.step([](std::string_view) { return false; }));  // the client went
+    // A connection closed is noticed after a wait, before any write.
+    bool wrote = false;
+    CHECK_FALSE(stream.step(
+        [&](std::string_view) {
+            wrote = true;
+            return true;
+        },
+        [] { return false; }));
+    CHECK_FALSE(wrote);
     rig.stop.request_stop();
     bool going = true;
     CHECK(TailRig::run(stream, 1, &going).empty());

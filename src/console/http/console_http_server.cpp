@@ -43,9 +43,11 @@ void answer(const ConsoleResponse& response, httplib::Response& res) {
     // cpp-httplib sees a stop between steps.
     auto stream = response.stream;
     res.set_chunked_content_provider(response.content_type, [stream](std::size_t, httplib::DataSink& sink) {
-        const bool going = stream->step([&sink](std::string_view text) {
-            return !text.empty() && sink.write(text.data(), text.size());  // empty would end the stream
-        });
+        const bool going = stream->step(
+            [&sink](std::string_view text) {
+                return !text.empty() && sink.write(text.data(), text.size());  // empty would end the stream
+            },
+            [&sink] { return sink.is_writable(); });
         if (!going) sink.done();
         return true;
     });
