@@ -12,6 +12,7 @@
 #include "console/admin_token.h"
 #include "console/console_api.h"
 #include "console/http/console_http_server.h"
+#include "console/same_origin.h"
 #include "console/tail_slots.h"
 #include "core/stop_signal.h"
 #include "exit_codes.h"
@@ -77,7 +78,10 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
     postgres::HintChannel hints(db, postgres::HintChannel::Options{{postgres::kEventsChannel}, ""}, stop);
     console::TailService tail{feeds, slots, hints, stop, {}};
     const bool read_only = !token;
-    console::ConsoleApi api(store, std::move(token), {TRIBUTARY_VERSION, postgres::shown_database(db)}, &tail);
+    // On the loopback, only requests naming the loopback (DNS rebinding).
+    const bool loopback = console::is_loopback_host(metrics::split_address(options.listen).first);
+    console::ConsoleApi api(store, std::move(token), {TRIBUTARY_VERSION, postgres::shown_database(db), loopback},
+                            &tail);
     console::ConsoleHttpServer server(options.listen, api, {});
     // Tests and scripts read the port (for --listen HOST:0) from this line.
     spdlog::info("console on {} (port {}), {}", options.listen, server.port(),

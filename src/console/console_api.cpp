@@ -245,7 +245,11 @@ ConsoleResponse ConsoleApi::handle(const ConsoleRequest& request) const {
     const auto m = match(request.path);
     ConsoleResponse response;
     const std::string method = request.method == "HEAD" ? "GET" : request.method;
-    if (m.route == Route::none) {
+    if (options_.loopback_only && !is_loopback_host_header(request.header("host"))) {
+        spdlog::warn("console: refused {} {} by {}: Host is not the loopback", request.method, request.path,
+                     request.peer);
+        response = error_response(403, "the console listens on the loopback: use http://127.0.0.1 or localhost");
+    } else if (m.route == Route::none) {
         response = error_response(404, "no such page or API route");
     } else if (allowed_methods(m.route).find(method) == std::string::npos) {
         response = error_response(405, "method " + request.method + " not allowed here");

@@ -62,6 +62,9 @@ public:
     struct Options {
         std::string version;   ///< "0.17.0 (abc1234)"
         std::string database;  ///< "host:port/db", no user or password
+        /// Answer only requests whose Host is the loopback (403 otherwise):
+        /// set when the console listens on the loopback (DNS rebinding).
+        bool loopback_only = false;
     };
 
     /// Without `token` the console is read-only: every POST is refused 403.

@@ -69,4 +69,24 @@ bool is_same_origin(const std::optional<std::string>& origin, const std::optiona
     return to && from->host == to->host && from->port == to->port;
 }
 
+bool is_loopback_host(const std::string& host) {
+    std::string h = lower(host);
+    if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+    if (h == "localhost" || h == "::1") return true;
+    // 127.a.b.c: dotted digits only.
+    if (h.rfind("127.", 0) != 0) return false;
+    int dots = 0;
+    for (const char c : h) {
+        if (c == '.') ++dots;
+        else if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    }
+    return dots == 3;
+}
+
+bool is_loopback_host_header(const std::optional<std::string>& host) {
+    if (!host) return true;
+    const auto parsed = split_authority(*host, "80");
+    return parsed && is_loopback_host(parsed->host);
+}
+
 }  // namespace tributary::console

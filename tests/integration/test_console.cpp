@@ -209,6 +209,10 @@ TEST_CASE("console: the pages are served with their types and the security heade
     const auto bad = client.Get("/api/sources?limit=501");
     REQUIRE(bad);
     CHECK(bad->status == 400);
+    // Listening on the loopback, a request naming another host is refused (DNS rebinding).
+    const auto rebound = client.Get("/api/session", {{"Host", "evil.example:" + std::to_string(rig.port)}});
+    REQUIRE(rebound);
+    CHECK(rebound->status == 403);
 }
 
 TEST_CASE("console: without a token every action is refused 403, read-only", "[console]") {

@@ -384,3 +384,35 @@ TEST_CASE("console: the admin token", "[console]") {
     CHECK_THROWS_WITH(AdminToken::from_environment("TRIBUTARY_TEST_CONSOLE_TOKEN"), Catch::Contains("not set"));
     CHECK_THROWS_WITH(AdminToken::from_file("/nonexistent/token"), Catch::Contains("/nonexistent/token"));
 }
+
+TEST_CASE("console: on the loopback, only requests whose Host is the loopback (DNS rebinding)", "[console]") {
+    CHECK(is_loopback_host("127.0.0.1"));
+    CHECK(is_loopback_host("127.1.2.3"));
+    CHECK(is_loopback_host("localhost"));
+    CHECK(is_loopback_host("::1"));
+    CHECK(is_loopback_host("[::1]"));
+    CHECK_FALSE(is_loopback_host("0.0.0.0"));
+    CHECK_FALSE(is_loopback_host("127.0.0.1.evil.example"));
+    CHECK_FALSE(is_loopback_host("10.0.0.1"));
+
+    FakeConsoleStore store;
+    ConsoleApi api(store, AdminToken(kToken), {"v", "db", true});
+    auto request = get("/api/overview");
+    CHECK(api.handle(request).status == 200);
+    for (const char* host : {"localhost:8080", "[::1]:8080", "127.0.0.1"}) {
+        request.headers["host"] = host;
+        CHECK(api.handle(request).status == 200);
+    }
+    request.headers["host"] = "evil.example:8080";
+    const auto refused = api.handle(request);
+    CHECK(refused.status == 403);
+    CHECK(header_of(refused, "Content-Security-Policy"));
+    auto action = post("/api/sources/a/pause");
+    action.headers["host"] = "evil.example:8080";
+    action.headers["origin"] = "http://evil.example:8080";
+    CHECK(api.handle(action).status == 403);
+    CHECK(store.calls == std::vector<std::string>{"overview", "overview", "overview", "overview"});
+    // Listening elsewhere (0.0.0.0, a name), any Host is answered.
+    ConsoleApi anywhere(store, std::nullopt, {"v", "db", false});
+    CHECK(anywhere.handle(request).status == 200);
+}
