@@ -75,6 +75,13 @@ std::string allowed_methods(Route route) {
     }
 }
 
+/// Whether `method` (HEAD counted as GET) is one of the route's.
+bool allows(Route route, const std::string& method) {
+    if (method == "POST")
+        return route == Route::session || route == Route::source_action || route == Route::group_action;
+    return method == "GET" && route != Route::source_action && route != Route::group_action;
+}
+
 ConsoleResponse json_response(int status, std::string body) {
     ConsoleResponse response;
     response.status = status;
@@ -251,7 +258,7 @@ ConsoleResponse ConsoleApi::handle(const ConsoleRequest& request) const {
         response = error_response(403, "the console listens on the loopback: use http://127.0.0.1 or localhost");
     } else if (m.route == Route::none) {
         response = error_response(404, "no such page or API route");
-    } else if (allowed_methods(m.route).find(method) == std::string::npos) {
+    } else if (!allows(m.route, method)) {
         response = error_response(405, "method " + request.method + " not allowed here");
         response.headers.emplace_back("Allow", allowed_methods(m.route));
     } else if (method == "GET") {

@@ -325,6 +325,28 @@ TEST_CASE("console: the live tail streams an event published during the test; SI
     CHECK_THAT(rig.console->err(), Catch::Contains("stopped"));
 }
 
+TEST_CASE("console: a tail whose session is cut says so, reconnects and goes on with the events", "[console]") {
+    ConsoleRig rig;
+    run_tributary(rig.db.url(), {"source", "add", "live", "--published"});
+    TailReader tail(rig.port, "?pattern=live");
+    REQUIRE(tail.wait_for(": tail live"));
+    // The tail's own session (it has read the log once, at its start) is cut
+    // under it, as a restart of PostgreSQL would.
+    const std::string cut = rig.db.scalar(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid() AND query LIKE '%read_log%'");
+    REQUIRE(cut == "1");
+    rig.db.exec("SELECT tributary.publish('live', 'after-cut', '{}')");
+    REQUIRE(tail.wait_for("\"after-cut\""));
+    const auto received = tail.received();
+    CHECK_THAT(received, Catch::Contains("event: outage\ndata: {\"error\":\"database unavailable: "));
+    CHECK_THAT(received, Catch::Contains("event: resumed\n"));
+    CHECK(received.find("event: resumed") < received.find("after-cut"));
+    rig.console->signal(SIGTERM);
+    CHECK(tail.wait_for_end());
+    CHECK(rig.console->wait_for(30s) == 0);
+}
+
 TEST_CASE("console: at most 8 live tails at once, the 9th is refused 503; a tail closed frees its place", "[console]") {
     ConsoleRig rig;
     std::vector<std::unique_ptr<TailReader>> tails;
