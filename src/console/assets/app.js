@@ -1,0 +1,2 @@
+// Placeholder: the pages helper's app.js replaces this.
+"use strict";
