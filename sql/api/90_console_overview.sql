@@ -25,7 +25,7 @@
 --   archive_failing   partitions whose archive command failed
 --   retention_held    a group holds partitions retention would drop
 --   dead_letters      a group has dead letters (since: the oldest)
--- Each group's backlog is counted once (group_status), the log's state read
+-- Each group's backlog is counted once (console_group_status), the log's state read
 -- once (log_status).
 -- Called by: the console, GET /api/overview.
 CREATE OR REPLACE FUNCTION tributary.console_overview() RETURNS jsonb
@@ -53,7 +53,7 @@ BEGIN
       FROM (SELECT tributary.console_state(s.kind, s.enabled, g.state) AS st
               FROM tributary.sources s LEFT JOIN tributary.gates g ON g.source_id = s.id) x;
 
-    WITH gs AS MATERIALIZED (SELECT * FROM tributary.group_status),
+    WITH gs AS MATERIALIZED (SELECT * FROM tributary.console_group_status(NULL)),
          behind AS (
              SELECT gs.* FROM gs
               WHERE gs.events_behind > 0 OR gs.oldest_unprocessed_age IS NOT NULL OR gs.dead_letters > 0

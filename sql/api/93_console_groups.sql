@@ -10,26 +10,31 @@
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
--- A group's row (GET /api/groups): a row of the view group_status and how
+-- A group's row (GET /api/groups): a row of console_group_status and how
 -- many partitions it holds back from retention.
-CREATE OR REPLACE FUNCTION tributary.console_group_row(s tributary.group_status, p_holds int) RETURNS jsonb
+CREATE OR REPLACE FUNCTION tributary.console_group_row(p_name text, p_pattern text, p_ordered boolean,
+                                                       p_max_deliveries int, p_behind bigint, p_oldest interval,
+                                                       p_in_flight int, p_retries int, p_dead int, p_holds int)
+RETURNS jsonb
 LANGUAGE sql IMMUTABLE AS $$
 SELECT jsonb_build_object(
-           'name', s.name, 'pattern', s.pattern, 'ordered', s.ordered, 'max_deliveries', s.max_deliveries,
-           'events_behind', coalesce(s.events_behind, 0),
-           'oldest_unprocessed_age', tributary.console_seconds(s.oldest_unprocessed_age),
-           'batches_in_flight', coalesce(s.batches_in_flight, 0), 'retries_waiting', coalesce(s.retries_waiting, 0),
-           'dead_letters', coalesce(s.dead_letters, 0), 'holds_partitions', coalesce(p_holds, 0)) $$;
+           'name', p_name, 'pattern', p_pattern, 'ordered', p_ordered, 'max_deliveries', p_max_deliveries,
+           'events_behind', coalesce(p_behind, 0), 'oldest_unprocessed_age', tributary.console_seconds(p_oldest),
+           'batches_in_flight', coalesce(p_in_flight, 0), 'retries_waiting', coalesce(p_retries, 0),
+           'dead_letters', coalesce(p_dead, 0), 'holds_partitions', coalesce(p_holds, 0)) $$;
 
 -- {"groups": [row, ...]} by name. Each group's backlog is counted once
--- (group_status); retention's view of the partitions once.
+-- (console_group_status); retention's view of the partitions once.
 -- Called by: the console, GET /api/groups.
 CREATE OR REPLACE FUNCTION tributary.console_groups() RETURNS jsonb
 LANGUAGE sql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 WITH held AS MATERIALIZED (SELECT * FROM tributary.console_held_partitions())
-SELECT jsonb_build_object('groups', coalesce(jsonb_agg(tributary.console_group_row(s, h.partitions) ORDER BY s.name), '[]'))
-  FROM tributary.group_status s LEFT JOIN held h ON h.group_name = s.name $$;
+SELECT jsonb_build_object('groups', coalesce(jsonb_agg(
+           tributary.console_group_row(s.name, s.pattern, s.ordered, s.max_deliveries, s.events_behind,
+                                       s.oldest_unprocessed_age, s.batches_in_flight, s.retries_waiting,
+                                       s.dead_letters, h.partitions) ORDER BY s.name), '[]'))
+  FROM tributary.console_group_status(NULL) s LEFT JOIN held h ON h.group_name = s.name $$;
 
 -- The group's row plus a page of its dead letters, oldest first:
 -- "dead_letter_page": {"total", "offset", "limit", "items": [...]}.
@@ -49,10 +54,12 @@ BEGIN
     IF p_offset IS NULL OR p_offset < 0 THEN
         RAISE EXCEPTION 'offset must be 0 or more' USING ERRCODE = '22023';
     END IF;
-    SELECT tributary.console_group_row(s, (SELECT h.partitions FROM tributary.console_held_partitions() h
-                                            WHERE h.group_name = s.name))
+    SELECT tributary.console_group_row(s.name, s.pattern, s.ordered, s.max_deliveries, s.events_behind,
+                                       s.oldest_unprocessed_age, s.batches_in_flight, s.retries_waiting,
+                                       s.dead_letters, (SELECT h.partitions FROM tributary.console_held_partitions() h
+                                                         WHERE h.group_name = s.name))
       INTO v_row
-      FROM tributary.group_status s WHERE s.name = v_group.name;
+      FROM tributary.console_group_status(v_group.name) s;
     WITH page AS (
         SELECT d.seq, d.deliveries, d.last_error, d.failed_at, d.tx_from, d.tx_to
           FROM tributary.consumer_dead_letters d

@@ -71,3 +71,53 @@ SELECT g.name, count(*)::int
   FROM tributary.partition_retention() r, unnest(r.held_by) g(name)
  WHERE r.state = 'held'
  GROUP BY g.name $$;
+
+-- The view group_status's rows (of one group, p_name, or of all, NULL), by
+-- name, for the console: the same figures, but each pattern whose matches
+-- a change to the sources cleared (consumer_groups.source_bits NULL, until
+-- the group's next read) is matched once per call, not once per group
+-- (24 ms a pattern at 10 000 sources: 100 idle groups cost 2.4 s through
+-- the view). The matches are not kept: only a group's own read may store
+-- them (lease_fresh).
+-- Called by: console_overview, console_groups, console_group.
+CREATE OR REPLACE FUNCTION tributary.console_group_status(p_name text)
+RETURNS TABLE (name text, pattern text, ordered boolean, max_deliveries int, events_behind bigint,
+               oldest_unprocessed_age interval, batches_in_flight int, retries_waiting int, dead_letters int)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    g tributary.consumer_groups;
+    v_patterns text[] := '{}';
+    v_bits bit varying[] := '{}';
+    v_at int;
+    v_behind bigint;
+    v_oldest timestamptz;
+BEGIN
+    FOR g IN SELECT * FROM tributary.consumer_groups cg WHERE p_name IS NULL OR cg.name = p_name ORDER BY cg.name LOOP
+        IF g.pattern <> '>' AND g.source_bits IS NULL THEN
+            v_at := array_position(v_patterns, g.pattern);
+            IF v_at IS NULL THEN
+                v_patterns := v_patterns || g.pattern;
+                v_bits := v_bits || tributary.matching_source_bits(g.pattern);
+                v_at := cardinality(v_patterns);
+            END IF;
+            g.source_bits := v_bits[v_at];
+        END IF;
+        SELECT b.events, b.oldest INTO v_behind, v_oldest FROM tributary.group_backlog(g) b;
+        RETURN QUERY
+        SELECT g.name, g.pattern, g.ordered, g.max_deliveries, v_behind,
+               now() - least(v_oldest, flight.oldest, retry.oldest), flight.batches, retry.events, dead.events
+          FROM (SELECT count(*)::int AS batches,
+                       (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2
+                          JOIN tributary.events e
+                            ON e.seq = ANY (b2.seqs)
+                           AND e.tx_id BETWEEN tributary.tx_from(b2.tx_from) AND tributary.tx_to(b2.tx_to)
+                         WHERE b2.group_id = g.id) AS oldest
+                  FROM tributary.consumer_batches b WHERE b.group_id = g.id) flight,
+               (SELECT count(*)::int AS events, min(e.loaded_at) AS oldest
+                  FROM tributary.consumer_retries r
+                  JOIN tributary.events e
+                    ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
+                 WHERE r.group_id = g.id) retry,
+               (SELECT count(*)::int AS events FROM tributary.consumer_dead_letters d WHERE d.group_id = g.id) dead;
+    END LOOP;
+END $$;
