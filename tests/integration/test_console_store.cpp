@@ -288,7 +288,9 @@ TEST_CASE("the store serves several threads from its small pool of sessions", "[
     for (auto& t : threads) t.join();
     CHECK(answered == 30);
     CHECK(failed == 0);
-    CHECK(db.scalar("SELECT count(*) FROM pg_stat_activity WHERE usename = '" + user.role.name() + "'") == "2");
+    // At most the pool's two sessions were opened.
+    CHECK(std::stoi(db.scalar("SELECT count(*) FROM pg_stat_activity WHERE usename = '" + user.role.name() + "'")) <=
+          2);
 }
 
 TEST_CASE("the fold counts each event once: two folds racing, a transaction left open across folds",
