@@ -395,3 +395,16 @@ TEST_CASE("a failed close records an episode per run of the same error; 20 kept 
     run_tributary(db.url(), {"source", "remove", "flaky"});
     CHECK(db.scalar("SELECT count(*) FROM tributary.source_errors") == "0");
 }
+
+TEST_CASE("a maintainer's pass folds the per-minute counts, as a member of tributary_maintainer", "[console_store]") {
+    TestDatabase db;
+    seed(db);
+    db.exec(
+        "INSERT INTO tributary.events (source_id, event_key, payload) SELECT 3, 'more' || n, '{}' FROM "
+        "generate_series(1, 40) n");
+    LoginRole maintainer(db, "maintainer");
+    run_tributary(db.url(), {"grant", "maintainer", maintainer.name()});
+    run_tributary(as_user(db.url(), maintainer.name()), {"maintain", "--once"});
+    CHECK(db.scalar("SELECT sum(events) FROM tributary.log_minutes") == "68");
+    CHECK(db.scalar("SELECT sum(events) FROM tributary.source_minutes WHERE source_id = 3") == "43");
+}
