@@ -27,10 +27,7 @@
 #include "schema_wait.h"
 #include "signal_watcher.h"
 #include "usage_error.h"
-
-#ifndef TRIBUTARY_VERSION
-#define TRIBUTARY_VERSION "unknown"
-#endif
+#include "version/build_version.h"
 
 namespace tributary::cli {
 
@@ -80,8 +77,7 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
     const bool read_only = !token;
     // On the loopback, only requests naming the loopback (DNS rebinding).
     const bool loopback = console::is_loopback_host(metrics::split_address(options.listen).first);
-    console::ConsoleApi api(store, std::move(token), {TRIBUTARY_VERSION, postgres::shown_database(db), loopback},
-                            &tail);
+    console::ConsoleApi api(store, std::move(token), {version_text(), postgres::shown_database(db), loopback}, &tail);
     console::ConsoleHttpServer server(options.listen, api, {});
     // Tests and scripts read the port (for --listen HOST:0) from this line.
     spdlog::info("console on {} (port {}), {}", options.listen, server.port(),

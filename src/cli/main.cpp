@@ -13,6 +13,7 @@
 #include "logging.h"
 #include "postgres/sql_errors.h"
 #include "usage_error.h"
+#include "version/build_version.h"
 
 namespace tributary::cli {
 
@@ -28,6 +29,7 @@ int run_cli(int argc, char** argv) {
     CLI::App app{"tributary: collects events from many sources into PostgreSQL, exactly once", "tributary"};
     app.require_subcommand(1);
     app.fallthrough();  // global options may also follow the command
+    app.set_version_flag("--version", "tributary " + version_text(), "Print the version and the commit, and exit");
     GlobalOptions global;
     app.add_option(
         "--db", global.db,

@@ -26,11 +26,8 @@
 #include "schema_wait.h"
 #include "signal_watcher.h"
 #include "usage_error.h"
+#include "version/build_version.h"
 #include "webhook/webhook_receiver.h"
-
-#ifndef TRIBUTARY_VERSION
-#define TRIBUTARY_VERSION "unknown"
-#endif
 
 namespace tributary::cli {
 
@@ -76,7 +73,7 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     postgres::PostgresSession catalog_session(db), store_session(db);
     postgres::PostgresPushedSources catalog(catalog_session);
     postgres::PostgresPushedEvents store(store_session);
-    receiver::ReceiverMetrics metrics(TRIBUTARY_VERSION);
+    receiver::ReceiverMetrics metrics(version_number());
     webhook::WebhookReceiver::Options receiver_options;
     receiver_options.max_queued_events = options.max_queued_events;
     webhook::WebhookReceiver receiver(

@@ -41,10 +41,7 @@
 #include "schema_wait.h"
 #include "signal_watcher.h"
 #include "usage_error.h"
-
-#ifndef TRIBUTARY_VERSION
-#define TRIBUTARY_VERSION "unknown"
-#endif
+#include "version/build_version.h"
 
 namespace tributary::cli {
 
@@ -236,7 +233,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
         }
     }
     std::optional<metrics::LoaderMetrics> loader_metrics;
-    if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, TRIBUTARY_VERSION);
+    if (!options.metrics_addr.empty()) loader_metrics.emplace(options.workers, version_number());
     std::optional<postgres::HintChannel> hints;
     if (!options.poll_only) hints.emplace(db, hint_options(options.workers), stop);
     // One name for every attempt: tributary_maintainer_is_leader compares the lease's holder with it.
