@@ -348,7 +348,7 @@
 
   function definitions(test, pairs) {
     const list = el('dl', {class: 'facts', 'data-test': test});
-    for (const [term, value, key] of pairs) {
+    for (const [term, value, key] of pairs.filter(Boolean)) {
       list.append(el('dt', {}, term), el('dd', {'data-field': key || null}, value));
     }
     return list;
@@ -572,6 +572,7 @@
               ['state', src.state, 'state'], ['enabled', src.enabled ? 'yes' : 'no (paused)', 'enabled'],
               ['cursor', num(src.cursor), 'cursor'], ['stored', num(src.stored), 'stored'], ['lag', num(src.lag), 'lag'],
               ['failures', num(src.failures), 'failures'], ['failing since', when(src.failing_since), 'failing_since'],
+              src.last_error ? ['last error', el('span', {class: 'error-text', 'data-test': 'last-error'}, src.last_error), 'last_error'] : null,
               ['last success', when(src.last_success_at)], ['last request', when(src.last_request_at)],
               ['next request', when(src.next_request_at)]])),
             section('Configuration', definitions('source-config', config))),
