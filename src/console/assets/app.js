@@ -490,10 +490,14 @@
       el('table', {'data-test': 'sources-table', class: 'wide'}, el('thead', {}, headRow), body),
       el('p', {class: 'pager'}, prev, ' ', pageInfo, ' ', next)));
 
+    // Typing in the filter starts a read per pause: only the newest one's answer is drawn.
+    let asked = 0;
     const view = {
       async refresh() {
         history.replaceState(null, '', sourcesHash());
+        const mine = ++asked;
         const page = await api('/api/sources?' + sourcesQuery());
+        if (mine !== asked) return;
         const rows = document.createDocumentFragment();
         for (const src of page.sources || []) {
           rows.append(el('tr', {'data-source': src.name},
@@ -836,11 +840,16 @@
     document.title = 'tributary: ' + (parts.length > 1 ? parts.slice(1).join('/') : page);
     if (!view.refresh) return;
     const current = view;
-    const load = () => current.refresh().then(() => { if (app.view === current) clearError(); }, (e) => {
-      if (app.view !== current) return;
-      showError(e);
-      if (e.status === 404) { clear(main); main.append(el('h1', {}, 'Not found'), el('p', {'data-test': 'not-found'}, e.message)); }
-    });
+    let loading = false;   // a slow answer is not asked for again on top of itself
+    const load = () => {
+      if (loading) return;
+      loading = true;
+      current.refresh().finally(() => { loading = false; }).then(() => { if (app.view === current) clearError(); }, (e) => {
+        if (app.view !== current) return;
+        showError(e);
+        if (e.status === 404) { clear(main); main.append(el('h1', {}, 'Not found'), el('p', {'data-test': 'not-found'}, e.message)); }
+      });
+    };
     load();
     if (periodic) timer = setInterval(() => { if (shouldRefresh()) load(); }, REFRESH_MS);
   }
