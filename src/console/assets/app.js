@@ -613,6 +613,11 @@
   const GROUP_COLUMNS = ['group', 'pattern', 'ordered', 'max deliveries', 'behind', 'oldest unprocessed', 'in flight',
     'retries', 'dead letters', 'holds partitions'];
 
+  // The first three columns are text, the rest numbers (aligned right, as their cells).
+  function groupHead() {
+    return el('thead', {}, el('tr', {}, GROUP_COLUMNS.map((h, i) => el('th', {scope: 'col', class: i >= 3 ? 'num' : null}, h))));
+  }
+
   function groupsPage(main) {
     return {
       async refresh() {
@@ -623,7 +628,7 @@
         clear(main);
         main.append(el('div', {id: 'groups', 'data-test': 'groups'}, el('h1', {}, 'Groups (' + groups.length + ')'),
           el('table', {'data-test': 'groups-table', class: 'wide'},
-            el('thead', {}, el('tr', {}, GROUP_COLUMNS.map((h) => el('th', {scope: 'col'}, h)))), el('tbody', {}, rows))));
+            groupHead(), el('tbody', {}, rows))));
       },
     };
   }
@@ -688,7 +693,7 @@
           el('p', {class: 'crumbs'}, el('a', {href: '#/groups'}, 'Groups'), ' / '),
           el('h1', {'data-test': 'group-name'}, g.name),
           el('table', {'data-test': 'group-table', class: 'wide'},
-            el('thead', {}, el('tr', {}, GROUP_COLUMNS.map((h) => el('th', {scope: 'col'}, h)))),
+            groupHead(),
             el('tbody', {}, el('tr', {}, groupRow(g, false)))),
           el('p', {class: 'actions'}, replayAll, ' ', reset, ' ', actionReason(), ' ', status),
           section('Dead letters (' + num(page.total) + ')',
