@@ -338,8 +338,8 @@ class ConsoleInBrowser(unittest.TestCase):
             self.wait_row('[data-test=sources-table] tbody tr', 'data-source', name)
         summary = self.driver.find_element(By.CSS_SELECTOR, '[data-test=sources-summary]')
         self.assertIn('5 of 5', summary.text)
-        broken = self.rows_with('[data-test=sources-table] tbody tr', 'data-source', 'broken.api')[0]
-        self.assertEqual(broken.find_element(By.CSS_SELECTOR, '[data-test=last-error]').text, HOSTILE)
+        self.wait(lambda d: self.cell('[data-test=sources-table] tbody tr', 'data-source', 'broken.api', '[data-test=last-error]') == HOSTILE,
+                  'the hostile error as text in broken.api\'s row')
         self.shot('console-sources')
 
         pattern = self.driver.find_element(By.ID, 'sources-pattern')
