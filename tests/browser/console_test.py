@@ -211,6 +211,7 @@ class ConsoleInBrowser(unittest.TestCase):
         cls.cli('source', 'add', 'hooks.github', '--push', '--insecure-no-auth')
         cls.cli('source', 'add', 'app.live', '--published')
         cls.seed_failing('broken.api', HOSTILE)
+        cls.seed_history('orders.eu')
         # Groups over the published source, read from the beginning, that give up after one delivery.
         for group in ('billing', 'replays'):
             cls.cli('group', 'create', group, '--pattern', 'app.>', '--from', 'beginning', '--max-deliveries', '1')
@@ -219,6 +220,8 @@ class ConsoleInBrowser(unittest.TestCase):
                              f"{quote(json.dumps({'order': key, 'html': '<b>bold?</b>'}))}::jsonb);")
         for group in ('billing', 'replays'):
             cls.fail_everything(group, HOSTILE if group == 'billing' else 'consumer gave up')
+        # One maintainer's pass: the log's partitions observed, the events counted per minute.
+        cls.cli('maintain', '--once')
 
     @classmethod
     def seed_failing(cls, source, error):
@@ -238,6 +241,21 @@ class ConsoleInBrowser(unittest.TestCase):
                       FROM tributary.sources WHERE name = {quote(source)};
                 END IF;
             END $seed$;""")
+
+    @classmethod
+    def seed_history(cls, source):
+        """An hour of per-minute counts for the charts, as the maintainer's fold leaves them
+        (the events themselves would all be loaded in this minute). The current minute is
+        left out: the chart's window moves with the clock."""
+        cls.cluster.psql(f"""
+            WITH minutes AS (
+                SELECT m, (50 + 40 * sin(extract(epoch FROM m) / 600))::bigint AS n
+                  FROM generate_series(date_trunc('minute', now()) - interval '59 minutes',
+                                       date_trunc('minute', now()) - interval '1 minute', interval '1 minute') m),
+            per_source AS (
+                INSERT INTO tributary.source_minutes (source_id, minute, events)
+                SELECT s.id, m, n FROM minutes, tributary.sources s WHERE s.name = {quote(source)})
+            INSERT INTO tributary.log_minutes (minute, events) SELECT m, n FROM minutes;""")
 
     @classmethod
     def fail_everything(cls, group, error):
@@ -301,6 +319,11 @@ class ConsoleInBrowser(unittest.TestCase):
         with self.assertRaises(NoAlertPresentException):
             d.switch_to.alert.text
 
+    def bars(self, chart_test):
+        """How many of a chart's minutes have events (bars with a height)."""
+        return sum(1 for bar in self.driver.find_elements(By.CSS_SELECTOR, f'[data-test={chart_test}] rect.bar')
+                   if float(bar.get_attribute('height')) > 0)
+
     def banner(self):
         e = self.driver.find_element(By.ID, 'error-banner')
         return e.text if e.is_displayed() else ''
@@ -320,6 +343,9 @@ class ConsoleInBrowser(unittest.TestCase):
     def test_overview_shows_sources_groups_and_what_needs_attention(self):
         self.open('#/')
         self.wait_shown('[data-test=overview-rate]')
+        # 59 seeded minutes; the window may have moved by one since.
+        self.wait(lambda d: self.bars('overview-rate') >= 58, 'the seeded hour in the rate chart')
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, '[data-test=overview-rate] rect.bar')), 60)
         self.wait(lambda d: self.cell('[data-test=overview-states] tr', 'data-state', 'failing', 'td.num') == '1',
                   'one failing source counted')
         self.wait(lambda d: self.cell('[data-test=overview-states] tr', 'data-state', 'published', 'td.num') == '1',
@@ -380,6 +406,7 @@ class ConsoleInBrowser(unittest.TestCase):
         config = self.wait_shown('[data-test=source-config]')
         self.assertIn('http://127.0.0.1:9/events', config.text)
         self.assertIn('<redacted>', config.text)
+        self.assertGreaterEqual(self.bars('source-rate'), 58, 'the seeded hour in the source\'s chart')
         self.assertNotIn('not-shown-anywhere', self.driver.page_source)
         self.open('#/sources/orders.us')
         self.wait_shown('[data-test=source-config]')

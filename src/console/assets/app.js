@@ -97,6 +97,8 @@
     return el('time', {datetime: iso, title: iso}, text);
   }
 
+  const eventCount = (n) => num(n) + (n === 1 ? ' event' : ' events');
+
   function pretty(value) {
     return JSON.stringify(value, null, 2);
   }
@@ -372,6 +374,11 @@
 
         content.append(el('h1', {}, 'Overview'));
         content.append(rateChart(o.rate, 'overview-rate', 'Events stored per minute, last hour'));
+        if (o.log && !o.log.activity_through) {
+          // The per-minute counts are folded from the log by the maintainer's pass.
+          content.append(el('p', {class: 'reason', 'data-test': 'overview-no-fold'},
+            'No maintainer has counted the log yet: the charts fill once `tributary maintain` (or `run`) has run a pass.'));
+        }
 
         const states = o.sources && o.sources.by_state ? o.sources.by_state : {};
         const stateRows = STATES.map((state) => el('tr', {'data-state': state},
@@ -735,7 +742,7 @@
         el('code', {class: 'payload', 'data-test': 'tail-payload'}, JSON.stringify(e.payload)));
       lines.prepend(item);
       while (lines.childElementCount > TAIL_KEEP) lines.lastElementChild.remove();
-      status.textContent = 'streaming: ' + num(count) + ' events' + (count > TAIL_KEEP ? ' (the newest ' + TAIL_KEEP + ' kept)' : '');
+      status.textContent = 'streaming: ' + eventCount(count) + (count > TAIL_KEEP ? ' (the newest ' + TAIL_KEEP + ' kept)' : '');
     }
 
     // EventSource hides the status of a refused stream: ask once more with fetch for the text.
@@ -762,7 +769,7 @@
       const url = '/api/tail?' + query({pattern: p, from: 'end'});
       source = new EventSource(url);
       setRunning(true, 'connecting…');
-      source.addEventListener('open', () => { status.textContent = 'streaming: ' + num(count) + ' events'; clearError(); });
+      source.addEventListener('open', () => { status.textContent = 'streaming: ' + eventCount(count); clearError(); });
       source.addEventListener('event', (m) => {
         try { line(JSON.parse(m.data)); } catch (e) { showError('a tail event that is not JSON: ' + e.message); }
       });
