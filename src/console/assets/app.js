@@ -258,6 +258,10 @@
       } catch (e) {
         showError(e);
         if (e.status === 401) {
+          // The console no longer takes this token (restarted with another): forget it, so
+          // the buttons say why they are disabled instead of failing one by one.
+          sessionStorage.removeItem(TOKEN_KEY);
+          renderTokenBox();
           $('token-status').textContent = 'token refused';
           $('token-status').className = 'bad';
         }
