@@ -37,5 +37,6 @@ void add_receive_command(CLI::App& app, const GlobalOptions& global, Action& act
 void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_retention_commands(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_log_commands(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_console_command(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace tributary::cli

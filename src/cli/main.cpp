@@ -51,6 +51,7 @@ int run_cli(int argc, char** argv) {
     add_maintain_command(app, global, action);
     add_retention_commands(app, global, action);
     add_log_commands(app, global, action);
+    add_console_command(app, global, action);
 
     try {
         app.parse(argc, argv);
