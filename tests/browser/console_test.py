@@ -31,11 +31,16 @@ import urllib.parse
 import urllib.request
 import uuid
 
-from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError as e:
+    print(f'browser_console: {e} in {sys.executable}: apt-get install python3-selenium '
+          '(Debian\'s, for /usr/bin/python3)', file=sys.stderr)
+    sys.exit(1)
 
 HOSTILE = '<img src=x onerror=alert(1)>'
 TOKEN = 'browser-test-token-' + uuid.uuid4().hex
