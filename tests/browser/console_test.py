@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The console in a real browser: headless Chromium driven by Selenium against
 `tributary console` and a real PostgreSQL cluster (issue 17).
 
