@@ -220,6 +220,8 @@ class ConsoleInBrowser(unittest.TestCase):
         # Groups over the published source, read from the beginning, that give up after one delivery.
         for group in ('billing', 'replays'):
             cls.cli('group', 'create', group, '--pattern', 'app.>', '--from', 'beginning', '--max-deliveries', '1')
+        # A group that starts at the end of the log, for a reset to the beginning from the page.
+        cls.cli('group', 'create', 'resets', '--pattern', 'app.>', '--from', 'end')
         for key in ('k1', 'k2'):
             cls.cluster.psql(f"SELECT tributary.publish('app.live', {quote(key)}, "
                              f"{quote(json.dumps({'order': key, 'html': '<b>bold?</b>'}))}::jsonb);")
@@ -356,7 +358,7 @@ class ConsoleInBrowser(unittest.TestCase):
         self.wait(lambda d: self.cell('[data-test=overview-states] tr', 'data-state', 'published', 'td.num') == '1',
                   'one published source counted')
         self.wait(lambda d: 'Sources: 5' in d.find_element(By.ID, 'overview').text, 'five sources in all')
-        self.wait(lambda d: 'of 2' in d.find_element(By.ID, 'overview').text, 'two groups in all')
+        self.wait(lambda d: 'of 3' in d.find_element(By.ID, 'overview').text, 'three groups in all')
         self.wait(lambda d: 'broken.api' in (self.cell('[data-test=overview-attention] tr', 'data-kind', 'failing_source', 'td:nth-child(2)') or ''),
                   'broken.api among what needs attention')
         self.assert_no_html_from_data()
@@ -425,6 +427,7 @@ class ConsoleInBrowser(unittest.TestCase):
         pause.click()
         self.wait_shown('[data-test=resume]')
         self.assertEqual(self.enabled('orders.eu'), 'f')
+        self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, '#source [data-test=action-status]').text, 'paused')
         self.wait(lambda d: d.find_element(By.CSS_SELECTOR, '[data-test=resume]').is_enabled(), 'resume enabled')
         self.driver.find_element(By.CSS_SELECTOR, '[data-test=resume]').click()
         self.wait_shown('[data-test=pause]')
@@ -454,6 +457,7 @@ class ConsoleInBrowser(unittest.TestCase):
         button.click()
         self.wait(lambda d: [e.get_attribute('data-seq') for e in d.find_elements(By.CSS_SELECTOR, '[data-test=dead-letter]')] == [seqs[1]],
                   'only the other dead letter left on the page')
+        self.assertEqual(self.driver.find_element(By.CSS_SELECTOR, '#group [data-test=action-status]').text, 'replayed 1')
         self.assertEqual(self.cluster.psql("SELECT seq FROM tributary.dead_letters WHERE group_name = 'replays';"), seqs[1])
         # The replayed event is the group's again: a consumer reads it as a retry.
         read = self.cluster.psql("SELECT seq FROM tributary.consumer_read('replays', 'browser-check', 10);")
@@ -474,6 +478,26 @@ class ConsoleInBrowser(unittest.TestCase):
         dialog.find_element(By.CSS_SELECTOR, '[data-test=dialog-cancel]').click()
         self.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, 'dialog[open]'), 'the dialog to close')
         self.assertEqual(self.cluster.psql("SELECT count(*) FROM tributary.dead_letters WHERE group_name = 'billing';"), '2')
+
+    def test_resetting_a_group_from_the_page(self):
+        first = self.cluster.psql("SELECT min(seq) FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id "
+                                  "WHERE s.name = 'app.live';")
+        self.open('#/groups/resets', token=TOKEN)
+        reset = self.wait_shown('[data-test=reset]')
+        self.wait(lambda d: reset.is_enabled(), 'reset enabled')
+        reset.click()
+        dialog = self.wait_shown('dialog[open]')
+        dialog.find_element(By.CSS_SELECTOR, '[data-test=reset-to] option[value=beginning]').click()
+        dialog.find_element(By.CSS_SELECTOR, '[data-test=reset-confirm]').send_keys('resets')
+        ok = dialog.find_element(By.CSS_SELECTOR, '[data-test=dialog-ok]')
+        self.wait(lambda d: ok.is_enabled(), 'OK enabled by the typed name')
+        ok.click()
+        self.wait(lambda d: not d.find_elements(By.CSS_SELECTOR, 'dialog[open]'), 'the dialog to close')
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, '#group [data-test=action-status]').text == 'reset', 'the page to say reset')
+        self.assertEqual(self.banner(), '')
+        # The group now reads the log from its beginning: the first event published, long before it was made.
+        read = self.cluster.psql("SELECT seq FROM tributary.consumer_read('resets', 'browser-check', 100);")
+        self.assertIn(first, read.split())
 
     # ---- refusals -----------------------------------------------------------------------------
 

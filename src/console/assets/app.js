@@ -540,6 +540,7 @@
   // ---- one source ----------------------------------------------------------------------------
 
   function sourcePage(main, name) {
+    let said = '';   // what the last action answered: the page is drawn again after it
     const view = {
       async refresh() {
         const src = await api('/api/sources/' + encodeURIComponent(name));
@@ -547,13 +548,12 @@
         const reason = actionReason();
         const act = (verb) => async () => {
           const result = await api('/api/sources/' + encodeURIComponent(name) + '/' + verb, {method: 'POST', body: {}});
-          setStatus(verb === 'nudge'
+          said = (verb === 'nudge'
             ? (result.nudged ? 'nudged: a loader asks it now' : 'not nudged: only pulled sources are asked')
             : (result.enabled ? 'resumed' : 'paused'));
           await view.refresh();
         };
-        const status = el('span', {class: 'muted', 'data-test': 'action-status', role: 'status'});
-        const setStatus = (text) => { status.textContent = text; };
+        const status = el('span', {class: 'muted', 'data-test': 'action-status', role: 'status'}, said);
         const actions = el('p', {class: 'actions'},
           src.enabled ? actionButton('Pause', 'pause', act('pause')) : actionButton('Resume', 'resume', act('resume')),
           ' ', pulled ? actionButton('Nudge', 'nudge', act('nudge')) : null, ' ', reason, ' ', status);
@@ -648,17 +648,18 @@
     let offset = Math.max(0, parseInt(params.get('offset'), 10) || 0);
     const limit = 50;
     const path = '/api/groups/' + encodeURIComponent(name);
+    let said = '';   // what the last action answered: the page is drawn again after it
     const view = {
       async refresh() {
         const g = await api(path + '?' + query({limit, offset}));
         const page = g.dead_letter_page || {total: 0, offset: 0, limit, items: []};
-        const status = el('span', {class: 'muted', 'data-test': 'action-status', role: 'status'});
+        const status = el('span', {class: 'muted', 'data-test': 'action-status', role: 'status'}, said);
 
         const replayAll = actionButton('Replay all', 'replay-all', async () => {
           const done = await dialog('Replay every dead letter of ' + name + '?',
             el('p', {}, 'The ' + num(page.total) + ' dead letters go back to the group as retries, with their deliveries counted again from zero.'),
             'Replay all', () => api(path + '/replay', {method: 'POST', body: {}}));
-          if (done) { status.textContent = 'replayed ' + num(done.replayed); await view.refresh(); }
+          if (done) { said = 'replayed ' + num(done.replayed); await view.refresh(); }
         });
 
         const reset = actionButton('Reset…', 'reset', async () => {
@@ -676,7 +677,7 @@
               el('p', {}, confirm)),
             'Reset', () => api(path + '/reset', {method: 'POST', body: {to: target(), confirm: confirm.value}}),
             () => confirm.value === name && target() !== '');
-          if (done) { status.textContent = 'reset'; await view.refresh(); }
+          if (done) { said = 'reset'; await view.refresh(); }
         });
 
         const items = (page.items || []).map((d) => el('tr', {'data-seq': d.seq, 'data-test': 'dead-letter'},
@@ -689,7 +690,7 @@
           el('td', {}, el('pre', {class: 'json', 'data-test': 'payload'}, pretty(d.payload))),
           el('td', {}, actionButton('Replay', 'replay', async () => {
             const result = await api(path + '/replay', {method: 'POST', body: {seq: d.seq}});
-            status.textContent = 'replayed ' + num(result.replayed);
+            said = 'replayed ' + num(result.replayed);
             await view.refresh();
           }))));
 
