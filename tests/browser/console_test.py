@@ -432,6 +432,10 @@ class ConsoleInBrowser(unittest.TestCase):
         self.driver.find_element(By.CSS_SELECTOR, '[data-test=resume]').click()
         self.wait_shown('[data-test=pause]')
         self.assertEqual(self.enabled('orders.eu'), 't')
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, '[data-test=nudge]').is_enabled(), 'nudge enabled')
+        self.driver.find_element(By.CSS_SELECTOR, '[data-test=nudge]').click()
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, '#source [data-test=action-status]').text.startswith('nudged'),
+                  'the page to say nudged')
         self.assertEqual(self.banner(), '')
 
     def test_groups_and_group_page_show_dead_letters(self):

@@ -549,7 +549,7 @@
         const act = (verb) => async () => {
           const result = await api('/api/sources/' + encodeURIComponent(name) + '/' + verb, {method: 'POST', body: {}});
           said = (verb === 'nudge'
-            ? (result.nudged ? 'nudged: a loader asks it now' : 'not nudged: only pulled sources are asked')
+            ? (result.nudged ? 'nudged: asked at once by a running loader' : 'not nudged: only pulled sources are asked')
             : (result.enabled ? 'resumed' : 'paused'));
           await view.refresh();
         };
