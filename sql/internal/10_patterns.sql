@@ -63,8 +63,13 @@ END $$;
 -- event's source in constant time with get_bit. max(id) / 8 bytes.
 -- Called by: lease_fresh, group_backlog.
 CREATE OR REPLACE FUNCTION tributary.matching_source_bits(p_pattern text) RETURNS bit varying
-LANGUAGE sql STABLE AS $$
-SELECT coalesce(string_agg(CASE WHEN m.id IS NULL THEN '0' ELSE '1' END, '' ORDER BY i.id), '')::bit varying
-  FROM generate_series(0, (SELECT coalesce(max(s.id), -1) FROM tributary.sources s)) AS i(id)
-  LEFT JOIN (SELECT s.id FROM tributary.sources s WHERE s.name ~ tributary.pattern_regex(p_pattern)) m
-         ON m.id = i.id $$;
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    -- Once, not per source: as an expression of the query it was built again for each name
+    -- (127 ms for 10 000 sources instead of 24).
+    v_regex text := tributary.pattern_regex(p_pattern);
+BEGIN
+    RETURN (SELECT coalesce(string_agg(CASE WHEN m.id IS NULL THEN '0' ELSE '1' END, '' ORDER BY i.id), '')::bit varying
+              FROM generate_series(0, (SELECT coalesce(max(s.id), -1) FROM tributary.sources s)) AS i(id)
+              LEFT JOIN (SELECT s.id FROM tributary.sources s WHERE s.name ~ v_regex) m ON m.id = i.id);
+END $$;

@@ -47,16 +47,44 @@ END
 $$;
 
 -- A failed request, or a batch PostgreSQL refused: no request for p_delay_ms.
+-- The gate's update and the source's error episode (tributary.source_errors,
+-- for the console) in one statement: only a close that matched the gate
+-- (not a replayed one) records, under the gate's lease, so one source's
+-- closes never race. The same text as the newest episode, with no success
+-- since it was last seen, counts in it; anything else starts a new one, and
+-- the oldest beyond 20 leave.
 CREATE OR REPLACE FUNCTION tributary.loader_close_failed(p_source int, p_lock_namespace int, p_lease bigint,
                                                          p_delay_ms bigint, p_state text, p_error text)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
-    UPDATE tributary.gates
-       SET next_allowed_at = now() + make_interval(secs => p_delay_ms::double precision / 1000),
-           failures = failures + 1, state = p_state, last_error = p_error, last_error_at = now(),
-           drained = false, closed_lease = p_lease
-     WHERE source_id = p_source AND lease = p_lease AND closed_lease <> p_lease;
+    WITH gate AS (
+        UPDATE tributary.gates
+           SET next_allowed_at = now() + make_interval(secs => p_delay_ms::double precision / 1000),
+               failures = failures + 1, state = p_state, last_error = p_error, last_error_at = now(),
+               drained = false, closed_lease = p_lease
+         WHERE source_id = p_source AND lease = p_lease AND closed_lease <> p_lease
+        RETURNING source_id, last_success_at
+    ), same AS (
+        SELECT n.id
+          FROM gate g
+          CROSS JOIN LATERAL (SELECT e.id, e.error, e.last_at FROM tributary.source_errors e
+                               WHERE e.source_id = g.source_id ORDER BY e.id DESC LIMIT 1) n
+         WHERE n.error = coalesce(p_error, '') AND n.last_at >= coalesce(g.last_success_at, '-infinity')
+    ), counted AS (
+        UPDATE tributary.source_errors e SET last_at = now(), count = e.count + 1
+          FROM same WHERE e.source_id = p_source AND e.id = same.id
+        RETURNING e.id
+    ), added AS (
+        INSERT INTO tributary.source_errors (source_id, first_at, last_at, count, error)
+        SELECT g.source_id, now(), now(), 1, coalesce(p_error, '')
+          FROM gate g WHERE NOT EXISTS (SELECT FROM same)
+        RETURNING id
+    )
+    DELETE FROM tributary.source_errors e
+     WHERE e.source_id = p_source AND EXISTS (SELECT FROM gate) AND NOT EXISTS (SELECT FROM same)
+       AND e.id < (SELECT min(k.id) FROM (SELECT k.id FROM tributary.source_errors k WHERE k.source_id = p_source
+                                           ORDER BY k.id DESC LIMIT 19) k);
     IF p_lock_namespace IS NOT NULL THEN
         PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
     END IF;

@@ -19,6 +19,10 @@
 --   tributary_maintainer `maintain`, and `run` taking part in the election:
 --                       the maintainer's lease and the functions of its
 --                       pass (partitions ahead, observation); no table.
+--   tributary_console   `console`: the console_* functions (documents
+--                       without header values or URL queries, and its
+--                       actions) and, for the live tail, read_log and
+--                       log_position; no table.
 --
 -- The public functions the consumer and the admin call run as their owner
 -- (SECURITY DEFINER, sql/api/): these roles get EXECUTE on them, not the
@@ -49,6 +53,11 @@ BEGIN
         -- Keys of sources keyed by text (migration 0013): stored first, and
         -- the new ones read back (RETURNING).
         GRANT SELECT, INSERT ON tributary.event_keys TO tributary_loader;
+        -- A failed close records the source's error episode (migration 0014).
+        -- (Not yet when migration 0013 applies these definitions, before 0014 exists.)
+        IF to_regclass('tributary.source_errors') IS NOT NULL THEN
+            GRANT SELECT, INSERT, UPDATE, DELETE ON tributary.source_errors TO tributary_loader;
+        END IF;
         -- `status` and the loader's warning name sessions that hold a source's lock.
         GRANT SELECT ON tributary.foreign_locks TO tributary_loader;
         GRANT SELECT ON tributary.cursor_rewinds TO tributary_loader;
@@ -64,7 +73,9 @@ BEGIN
             tributary.loader_append(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint),
             tributary.loader_append_keyed(int, text, bigint, text, bigint, jsonb, jsonb, int, bigint, bigint,
                                           boolean, bigint, bigint),
-            tributary.loader_append_replay(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint)
+            tributary.loader_append_replay(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint),
+            -- run's POST /sources/NAME/nudge.
+            tributary.nudge_gate(text)
             TO tributary_loader;
     END IF;
 
@@ -186,5 +197,31 @@ BEGIN
         GRANT SELECT ON tributary.events TO tributary_maintainer;
         -- `maintain --metrics-listen`: the log's state (sql/internal/83_log_status.sql).
         GRANT EXECUTE ON FUNCTION tributary.log_status(), tributary.log_partitions() TO tributary_maintainer;
+        -- The console's per-minute counts (sql/internal/84_activity.sql; SECURITY DEFINER).
+        GRANT EXECUTE ON FUNCTION tributary.activity_fold(int) TO tributary_maintainer;
+    END IF;
+
+    IF to_regrole('tributary_console') IS NOT NULL THEN
+        -- From nothing, so that this file is the whole truth.
+        REVOKE ALL ON ALL TABLES IN SCHEMA tributary FROM tributary_console;
+        REVOKE ALL ON ALL FUNCTIONS IN SCHEMA tributary FROM tributary_console;
+        GRANT USAGE ON SCHEMA tributary TO tributary_console;
+        GRANT SELECT ON tributary.schema_migrations, tributary.schema_definitions TO tributary_console;
+        -- All SECURITY DEFINER (sql/api/90_console_overview.sql .. 94_console_actions.sql).
+        GRANT EXECUTE ON FUNCTION
+            tributary.console_overview(),
+            tributary.console_sources(text, text, text, boolean, int, int),
+            tributary.console_source(text),
+            tributary.console_groups(),
+            tributary.console_group(text, int, int),
+            tributary.console_pause(text),
+            tributary.console_resume(text),
+            tributary.console_nudge(text),
+            tributary.console_replay(text, bigint),
+            tributary.console_reset(text, text)
+            TO tributary_console;
+        -- The live tail reads the log as `tail` does (sql/api/21_read_log.sql).
+        GRANT EXECUTE ON FUNCTION tributary.read_log(text, xid8, bigint, int), tributary.log_position(text)
+            TO tributary_console;
     END IF;
 END $$;

@@ -77,8 +77,8 @@ void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::stri
         ->capture_default_str()
         ->check(duration_value());
     cmd.add_option("--" + prefix + "interval", flags.interval,
-                   "how often a pass (observe partitions, create those ahead, retention) runs while holding "
-                   "the lease")
+                   "how often a pass (observe partitions, create those ahead, retention, the console's "
+                   "per-minute counts) runs while holding the lease")
         ->capture_default_str()
         ->check(duration_value());
     // Unprefixed in `run` too: they are retention's, not the lease's.
@@ -97,7 +97,8 @@ void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& ac
     auto* cmd = app.add_subcommand(
         "maintain",
         "Compete for the maintainer's lease and, while holding it, maintain the log: observe its partitions, "
-        "create the coming ones, apply retention (releases the lease on SIGTERM/SIGINT)");
+        "create the coming ones, apply retention, fold the console's per-minute counts (releases the lease on "
+        "SIGTERM/SIGINT)");
     auto options = std::make_shared<MaintainOptions>();
     add_maintainer_flags(*cmd, options->maintainer, "");
     cmd->add_option("--metrics-listen", options->metrics_listen,

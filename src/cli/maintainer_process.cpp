@@ -1,6 +1,7 @@
 #include "maintainer_process.h"
 
 #include "duration.h"
+#include "maintenance/activity_step.h"
 #include "maintenance/retention_step.h"
 #include "postgres/partition_steps.h"
 #include "usage_error.h"
@@ -37,12 +38,15 @@ MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlag
       session_(db),
       store_(session_),
       fence_(session_, timings_.lease),
-      retention_(fence_, db) {
+      retention_(fence_, db),
+      activity_(fence_) {
     steps_.push_back(std::make_unique<postgres::ObservePartitionsStep>(fence_));
     steps_.push_back(std::make_unique<postgres::PartitionsAheadStep>(fence_));
     // After the partitions' steps: retention drops what observe found sealed in the same pass.
     steps_.push_back(
         std::make_unique<maintenance::RetentionStep>(retention_, flags.archive(), lease_renewal(store_, timings_)));
+    // Last: the console's per-minute counts, within a time budget of its own.
+    steps_.push_back(std::make_unique<maintenance::ActivityStep>(activity_));
     std::vector<maintenance::MaintenanceStep*> steps;
     for (const auto& step : steps_) steps.push_back(step.get());
     maintainer_ = std::make_unique<maintenance::Maintainer>(store_, std::move(steps), std::move(holder), timings_);

@@ -11,6 +11,7 @@
 #include "maintenance/archive_command.h"
 #include "maintenance/maintainer.h"
 #include "postgres/maintainer_fence.h"
+#include "postgres/postgres_activity.h"
 #include "postgres/postgres_lease_store.h"
 #include "postgres/postgres_retention.h"
 #include "postgres/postgres_session.h"
@@ -35,8 +36,8 @@ struct MaintainerFlags {
 void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::string& prefix);
 
 /// A maintainer wired to PostgreSQL: its own session (autocommit for the lease, fenced
-/// transactions for the steps), the pass's steps in order: observe, partitions ahead, then
-/// retention's.
+/// transactions for the steps), the pass's steps in order: observe, partitions ahead,
+/// retention's, then the console's activity fold.
 class MaintainerProcess {
 public:
     /// `holder`: its name in the election (maintenance::unique_holder_name()).
@@ -50,6 +51,7 @@ private:
     postgres::PostgresLeaseStore store_;
     postgres::MaintainerFence fence_;
     postgres::PostgresRetention retention_;
+    postgres::PostgresActivity activity_;
     std::vector<std::unique_ptr<maintenance::MaintenanceStep>> steps_;
     std::unique_ptr<maintenance::Maintainer> maintainer_;
 };

@@ -20,7 +20,8 @@ namespace {
 
 /// present_roles when every group role exists.
 constexpr const char* kAllRoles =
-    "tributary_admin,tributary_consumer,tributary_loader,tributary_maintainer,tributary_publisher,tributary_receiver";
+    "tributary_admin,tributary_console,tributary_consumer,tributary_loader,tributary_maintainer,tributary_publisher,"
+    "tributary_receiver";
 
 struct AppliedMigration {
     int version;
@@ -102,7 +103,7 @@ std::string ensure_roles(pqxx::transaction_base& session) {
     if (present != kAllRoles)
         spdlog::warn(
             "the roles tributary_loader, tributary_consumer, tributary_admin, tributary_receiver, "
-            "tributary_publisher and tributary_maintainer do not all exist (present: "
+            "tributary_publisher, tributary_maintainer and tributary_console do not all exist (present: "
             "'{}'), and this role may not create roles (no CREATEROLE): their privileges are skipped. "
             "Create them (CREATE ROLE tributary_loader NOLOGIN; ...) and run `tributary migrate` again",
             present);

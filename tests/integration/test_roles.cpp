@@ -172,8 +172,8 @@ TEST_CASE("a migrating owner without CREATEROLE migrates, and grants to the role
 TEST_CASE("migrate grants again when the group roles changed since the definitions were applied", "[roles]") {
     TestDatabase db;
     CHECK(db.scalar("SELECT roles FROM tributary.schema_definitions") ==
-          "tributary_admin,tributary_consumer,tributary_loader,tributary_maintainer,tributary_publisher,tributary_"
-          "receiver");
+          "tributary_admin,tributary_console,tributary_consumer,tributary_loader,tributary_maintainer,"
+          "tributary_publisher,tributary_receiver");
     CHECK(postgres::Migrator(db.url()).migrate().empty());
     // As if the roles had been created by hand after a migrate without CREATEROLE.
     db.exec("UPDATE tributary.schema_definitions SET roles = ''");

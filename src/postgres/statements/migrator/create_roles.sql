@@ -11,7 +11,7 @@ BEGIN
         RETURN;
     END IF;
     FOREACH v_role IN ARRAY ARRAY['tributary_loader', 'tributary_consumer', 'tributary_admin', 'tributary_receiver',
-                                'tributary_publisher', 'tributary_maintainer'] LOOP
+                                'tributary_publisher', 'tributary_maintainer', 'tributary_console'] LOOP
         IF to_regrole(v_role) IS NULL THEN
             BEGIN
                 EXECUTE format('CREATE ROLE %I NOLOGIN', v_role);

@@ -1,0 +1,83 @@
+-- The console's groups (issue 17; docs/console.md): GET /api/groups and
+-- GET /api/groups/NAME, each one jsonb document.
+--
+-- Public API (sql/api/): the console's role (tributary_console) may execute the
+-- console_* functions only. Errors a caller can fix carry SQLSTATE 22023
+-- (bad argument: 400) or P0002 (no such source or group: 404).
+-- The functions run as their owner (SECURITY DEFINER; search_path pinned
+-- to pg_catalog, so every name of ours is written tributary.x): the console
+-- reads no table itself, and never a header value or a URL's query.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- A group's row (GET /api/groups): a row of console_group_status and how
+-- many partitions it holds back from retention.
+CREATE OR REPLACE FUNCTION tributary.console_group_row(p_name text, p_pattern text, p_ordered boolean,
+                                                       p_max_deliveries int, p_behind bigint, p_oldest interval,
+                                                       p_in_flight int, p_retries int, p_dead int, p_holds int)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+SELECT jsonb_build_object(
+           'name', p_name, 'pattern', p_pattern, 'ordered', p_ordered, 'max_deliveries', p_max_deliveries,
+           'events_behind', coalesce(p_behind, 0), 'oldest_unprocessed_age', tributary.console_seconds(p_oldest),
+           'batches_in_flight', coalesce(p_in_flight, 0), 'retries_waiting', coalesce(p_retries, 0),
+           'dead_letters', coalesce(p_dead, 0), 'holds_partitions', coalesce(p_holds, 0)) $$;
+
+-- {"groups": [row, ...]} by name. Each group's backlog is counted once
+-- (console_group_status); retention's view of the partitions once.
+-- Called by: the console, GET /api/groups.
+CREATE OR REPLACE FUNCTION tributary.console_groups() RETURNS jsonb
+LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+WITH held AS MATERIALIZED (SELECT * FROM tributary.console_held_partitions())
+SELECT jsonb_build_object('groups', coalesce(jsonb_agg(
+           tributary.console_group_row(s.name, s.pattern, s.ordered, s.max_deliveries, s.events_behind,
+                                       s.oldest_unprocessed_age, s.batches_in_flight, s.retries_waiting,
+                                       s.dead_letters, h.partitions) ORDER BY s.name), '[]'))
+  FROM tributary.console_group_status(NULL) s LEFT JOIN held h ON h.group_name = s.name $$;
+
+-- The group's row plus a page of its dead letters, oldest first:
+-- "dead_letter_page": {"total", "offset", "limit", "items": [...]}.
+-- p_limit 1..500, p_offset >= 0 (else 22023); no such group: P0002.
+-- Called by: the console, GET /api/groups/NAME.
+CREATE OR REPLACE FUNCTION tributary.console_group(p_name text, p_limit int, p_offset int) RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+DECLARE
+    v_group tributary.consumer_groups := tributary.group_by_name(p_name);
+    v_row jsonb;
+    v_page jsonb;
+BEGIN
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN
+        RAISE EXCEPTION 'limit must be between 1 and 500' USING ERRCODE = '22023';
+    END IF;
+    IF p_offset IS NULL OR p_offset < 0 THEN
+        RAISE EXCEPTION 'offset must be 0 or more' USING ERRCODE = '22023';
+    END IF;
+    SELECT tributary.console_group_row(s.name, s.pattern, s.ordered, s.max_deliveries, s.events_behind,
+                                       s.oldest_unprocessed_age, s.batches_in_flight, s.retries_waiting,
+                                       s.dead_letters, (SELECT h.partitions FROM tributary.console_held_partitions() h
+                                                         WHERE h.group_name = s.name))
+      INTO v_row
+      FROM tributary.console_group_status(v_group.name) s;
+    WITH page AS (
+        SELECT d.seq, d.deliveries, d.last_error, d.failed_at, d.tx_from, d.tx_to
+          FROM tributary.consumer_dead_letters d
+         WHERE d.group_id = v_group.id
+         ORDER BY d.seq
+         LIMIT p_limit OFFSET p_offset)
+    SELECT jsonb_build_object(
+               'total', (SELECT count(*) FROM tributary.consumer_dead_letters d WHERE d.group_id = v_group.id),
+               'offset', p_offset, 'limit', p_limit,
+               'items', coalesce(jsonb_agg(jsonb_build_object(
+                            'seq', p.seq, 'source', s.name, 'event_id', e.event_id,
+                            'event_key', e.event_key, 'deliveries', p.deliveries, 'error', p.last_error,
+                            'failed_at', tributary.console_time(p.failed_at), 'payload', e.payload)
+                          ORDER BY p.seq), '[]'))
+      INTO v_page
+      FROM page p
+      LEFT JOIN tributary.events e
+        ON e.seq = p.seq AND e.tx_id BETWEEN tributary.tx_from(p.tx_from) AND tributary.tx_to(p.tx_to)
+      LEFT JOIN tributary.sources s ON s.id = e.source_id;
+    RETURN v_row || jsonb_build_object('dead_letter_page', v_page);
+END $$;
