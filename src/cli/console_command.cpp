@@ -99,7 +99,8 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
 }  // namespace
 
 void add_console_command(CLI::App& app, const GlobalOptions& global, Action& action) {
-    auto* cmd = app.add_subcommand("console", "Serve the operator's console (pages and a JSON API) over HTTP");
+    auto* cmd = app.add_subcommand(
+        "console", "Serve the operator's console (pages, a JSON API and the groups' /metrics) over HTTP");
     auto options = std::make_shared<ConsoleOptions>();
     cmd->add_option("--listen", options->listen, "serve on HOST:PORT (port 0: any free port)")->capture_default_str();
     auto* env = cmd->add_option("--token-env", options->token_env,

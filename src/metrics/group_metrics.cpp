@@ -29,9 +29,10 @@ struct GroupMetrics::PerGroup {
 GroupMetrics::GroupMetrics(const std::string& version)
     : registry_(std::make_shared<prometheus::Registry>()),
       events_behind_(family(*registry_, "tributary_group_events_behind",
-                            "Events of the group's pattern it has not yet processed")),
+                            "Events of the group's sources not yet handed out to it (after its cursor)")),
       oldest_age_(family(*registry_, "tributary_group_oldest_unprocessed_age_seconds",
-                         "Age (loaded_at) of the oldest event the group has not processed (0: none)")),
+                         "Age (since loaded_at) of the oldest event the group has not acknowledged: behind, in flight "
+                         "or waiting for a retry, dead letters excluded (0: none)")),
       in_flight_(family(*registry_, "tributary_group_batches_in_flight",
                         "Batches leased to the group's consumers and not yet acknowledged")),
       retries_(family(*registry_, "tributary_group_retries_waiting",
