@@ -31,6 +31,7 @@ std::vector<GroupFigures> group_figures(const std::string& groups_document) {
             GroupFigures f;
             f.name = group.at("name").get<std::string>();
             f.events_behind = count(group, "events_behind");
+            f.events_behind_capped = group.value("events_behind_capped", false);
             f.oldest_unprocessed_age_seconds = seconds(group, "oldest_unprocessed_age");
             f.batches_in_flight = count(group, "batches_in_flight");
             f.retries_waiting = count(group, "retries_waiting");

@@ -20,6 +20,7 @@ prometheus::Family<prometheus::Gauge>& family(prometheus::Registry& registry, co
 
 struct GroupMetrics::PerGroup {
     prometheus::Gauge* events_behind = nullptr;
+    prometheus::Gauge* capped = nullptr;
     prometheus::Gauge* oldest_age = nullptr;
     prometheus::Gauge* in_flight = nullptr;
     prometheus::Gauge* retries = nullptr;
@@ -29,7 +30,10 @@ struct GroupMetrics::PerGroup {
 GroupMetrics::GroupMetrics(const std::string& version)
     : registry_(std::make_shared<prometheus::Registry>()),
       events_behind_(family(*registry_, "tributary_group_events_behind",
-                            "Events of the group's sources not yet handed out to it (after its cursor)")),
+                            "Events of the group's sources not yet handed out to it (after its cursor), counted up "
+                            "to the console's cap")),
+      capped_(family(*registry_, "tributary_group_events_behind_capped",
+                     "1 when events_behind stopped at the console's cap: the group is at least that far behind")),
       oldest_age_(family(*registry_, "tributary_group_oldest_unprocessed_age_seconds",
                          "Age (since loaded_at) of the oldest event the group has not acknowledged: behind, in flight "
                          "or waiting for a retry, dead letters excluded (0: none)")),
@@ -58,11 +62,12 @@ void GroupMetrics::read(const std::vector<GroupFigures>& groups, double unix_tim
         auto& per = groups_[g.name];
         if (!per) {
             const prometheus::Labels labels = {{"group", g.name}};
-            per = std::make_unique<PerGroup>(PerGroup{&events_behind_.Add(labels), &oldest_age_.Add(labels),
-                                                      &in_flight_.Add(labels), &retries_.Add(labels),
-                                                      &dead_letters_.Add(labels)});
+            per = std::make_unique<PerGroup>(PerGroup{&events_behind_.Add(labels), &capped_.Add(labels),
+                                                      &oldest_age_.Add(labels), &in_flight_.Add(labels),
+                                                      &retries_.Add(labels), &dead_letters_.Add(labels)});
         }
         per->events_behind->Set(static_cast<double>(g.events_behind));
+        per->capped->Set(g.events_behind_capped ? 1 : 0);
         per->oldest_age->Set(g.oldest_unprocessed_age_seconds);
         per->in_flight->Set(static_cast<double>(g.batches_in_flight));
         per->retries->Set(static_cast<double>(g.retries_waiting));
@@ -75,6 +80,7 @@ void GroupMetrics::read(const std::vector<GroupFigures>& groups, double unix_tim
         }
         // A group deleted since the last read: no stale series.
         events_behind_.Remove(it->second->events_behind);
+        capped_.Remove(it->second->capped);
         oldest_age_.Remove(it->second->oldest_age);
         in_flight_.Remove(it->second->in_flight);
         retries_.Remove(it->second->retries);

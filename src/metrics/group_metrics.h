@@ -39,6 +39,7 @@ private:
     std::mutex mutex_;
     std::map<std::string, std::unique_ptr<PerGroup>> groups_;
     prometheus::Family<prometheus::Gauge>& events_behind_;
+    prometheus::Family<prometheus::Gauge>& capped_;
     prometheus::Family<prometheus::Gauge>& oldest_age_;
     prometheus::Family<prometheus::Gauge>& in_flight_;
     prometheus::Family<prometheus::Gauge>& retries_;

@@ -424,6 +424,7 @@ TEST_CASE("console: /metrics serves each group's backlog and dead letters, and f
     INFO(text);
     CHECK(has_line(text, R"(tributary_group_dead_letters{group="billing"} 1)"));
     CHECK(has_line(text, R"(tributary_group_events_behind{group="billing"} 5)"));
+    CHECK(has_line(text, R"(tributary_group_events_behind_capped{group="billing"} 0)"));
     CHECK(has_line(text, R"(tributary_group_batches_in_flight{group="billing"} 0)"));
     CHECK(has_line(text, R"(tributary_group_retries_waiting{group="billing"} 0)"));
     CHECK(text.find(R"(tributary_group_events_behind{group="billing"} )") != std::string::npos);

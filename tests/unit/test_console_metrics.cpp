@@ -25,7 +25,8 @@ bool has_line(const std::string& text, const std::string& line) {
 }
 
 const std::string kTwoGroups = R"({"groups": [
-  {"name": "billing", "pattern": "orders.>", "ordered": false, "max_deliveries": 5, "events_behind": 1200,
+  {"name": "billing", "pattern": "orders.>", "ordered": false, "max_deliveries": 5, "events_behind": 1000,
+   "events_behind_capped": true,
    "oldest_unprocessed_age": 930.5, "batches_in_flight": 2, "retries_waiting": 3, "dead_letters": 4,
    "holds_partitions": 0},
   {"name": "audit", "pattern": ">", "ordered": true, "max_deliveries": 3, "events_behind": 0,
@@ -69,12 +70,15 @@ struct ManualClock {
 
 }  // namespace
 
-TEST_CASE("console metrics: every group's figures from the groups document, a null age as 0", "[console]") {
+TEST_CASE("console metrics: every group's figures from the groups document, a null age as 0, the count's cap",
+          "[console]") {
     GroupsStore store;
     ManualClock clock;
     ConsoleGroupMetrics metrics(store, "0.17.0", std::chrono::seconds(5), clock.function());
     const auto text = metrics.scrape();
-    CHECK(has_line(text, R"(tributary_group_events_behind{group="billing"} 1200)"));
+    CHECK(has_line(text, R"(tributary_group_events_behind{group="billing"} 1000)"));
+    CHECK(has_line(text, R"(tributary_group_events_behind_capped{group="billing"} 1)"));
+    CHECK(has_line(text, R"(tributary_group_events_behind_capped{group="audit"} 0)"));
     CHECK(has_line(text, R"(tributary_group_oldest_unprocessed_age_seconds{group="billing"} 930.5)"));
     CHECK(has_line(text, R"(tributary_group_batches_in_flight{group="billing"} 2)"));
     CHECK(has_line(text, R"(tributary_group_retries_waiting{group="billing"} 3)"));
