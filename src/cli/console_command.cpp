@@ -17,6 +17,7 @@
 #include "core/stop_signal.h"
 #include "exit_codes.h"
 #include "flag_checks.h"
+#include "metrics/console_group_metrics.h"
 #include "metrics/metrics_server.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
@@ -77,7 +78,10 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
     const bool read_only = !token;
     // On the loopback, only requests naming the loopback (DNS rebinding).
     const bool loopback = console::is_loopback_host(metrics::split_address(options.listen).first);
-    console::ConsoleApi api(store, std::move(token), {version_text(), postgres::shown_database(db), loopback}, &tail);
+    // GET /metrics: the groups' gauges, one read of the groups per 5 s whatever the scrapers.
+    metrics::ConsoleGroupMetrics group_metrics(store, version_number());
+    console::ConsoleApi api(store, std::move(token), {version_text(), postgres::shown_database(db), loopback}, &tail,
+                            &group_metrics);
     console::ConsoleHttpServer server(options.listen, api, {});
     // Tests and scripts read the port (for --listen HOST:0) from this line.
     spdlog::info("console on {} (port {}), {}", options.listen, server.port(),
@@ -95,7 +99,8 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
 }  // namespace
 
 void add_console_command(CLI::App& app, const GlobalOptions& global, Action& action) {
-    auto* cmd = app.add_subcommand("console", "Serve the operator's console (pages and a JSON API) over HTTP");
+    auto* cmd = app.add_subcommand(
+        "console", "Serve the operator's console (pages, a JSON API and the groups' /metrics) over HTTP");
     auto options = std::make_shared<ConsoleOptions>();
     cmd->add_option("--listen", options->listen, "serve on HOST:PORT (port 0: any free port)")->capture_default_str();
     auto* env = cmd->add_option("--token-env", options->token_env,

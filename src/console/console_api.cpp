@@ -23,7 +23,20 @@ constexpr const char* kReadOnly = "the console is read-only: start it with --tok
 
 /// Every route of the API; `name` is the source's or group's, `action` the
 /// last segment of an action's path.
-enum class Route { none, asset, session, overview, sources, source, source_action, groups, group, group_action, tail };
+enum class Route {
+    none,
+    asset,
+    session,
+    overview,
+    sources,
+    source,
+    source_action,
+    groups,
+    group,
+    group_action,
+    tail,
+    metrics
+};
 
 struct Match {
     Route route = Route::none;
@@ -44,6 +57,7 @@ std::vector<std::string> split_path(const std::string& path) {
 }
 
 Match match(const std::string& path) {
+    if (path == "/metrics") return {Route::metrics, "", ""};
     if (path.rfind("/api/", 0) != 0) return find_asset(path) ? Match{Route::asset, "", ""} : Match{};
     const auto s = split_path(path);  // s[0] == "api"
     const auto named = [&](Route route, const std::string& name, const std::string& action = "") {
@@ -245,8 +259,9 @@ std::vector<std::pair<std::string, std::string>> security_headers(const std::str
     return headers;
 }
 
-ConsoleApi::ConsoleApi(ConsoleStore& store, std::optional<AdminToken> token, Options options, TailService* tail)
-    : store_(store), token_(std::move(token)), options_(std::move(options)), tail_(tail) {}
+ConsoleApi::ConsoleApi(ConsoleStore& store, std::optional<AdminToken> token, Options options, TailService* tail,
+                       ConsoleMetrics* metrics)
+    : store_(store), token_(std::move(token)), options_(std::move(options)), tail_(tail), metrics_(metrics) {}
 
 ConsoleResponse ConsoleApi::handle(const ConsoleRequest& request) const {
     const auto m = match(request.path);
@@ -280,6 +295,7 @@ ConsoleResponse ConsoleApi::route_get(const ConsoleRequest& request) const {
         return response;
     }
     if (m.route == Route::tail) return tail(request);
+    if (m.route == Route::metrics) return metrics(request);
     return answered("GET " + request.path, [&] {
         switch (m.route) {
             case Route::session: no_query(request.query); return session();
@@ -381,6 +397,19 @@ ConsoleResponse ConsoleApi::tail(const ConsoleRequest& request) const {
         response.stream =
             std::make_shared<TailStream>(std::move(feed), std::move(*slot), pattern, position, std::move(first),
                                          tail_->wakeup, tail_->stop, tail_->timing, request.peer);
+        return response;
+    });
+}
+
+ConsoleResponse ConsoleApi::metrics(const ConsoleRequest& request) const {
+    return answered("GET /metrics", [&] {
+        no_query(request.query);
+        if (!metrics_) return error_response(503, "the metrics are not available");
+        ConsoleResponse response;
+        // No token: like the pages, and like the other processes' /metrics
+        // (Prometheus scrapes without one). The figures are counts per group.
+        response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        response.body = metrics_->scrape();
         return response;
     });
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "admin_token.h"
+#include "console_metrics.h"
 #include "console_store.h"
 #include "core/stop_signal.h"
 #include "core/wakeup.h"
@@ -68,7 +69,9 @@ public:
     };
 
     /// Without `token` the console is read-only: every POST is refused 403.
-    ConsoleApi(ConsoleStore& store, std::optional<AdminToken> token, Options options, TailService* tail = nullptr);
+    /// Without `metrics`, GET /metrics answers 503.
+    ConsoleApi(ConsoleStore& store, std::optional<AdminToken> token, Options options, TailService* tail = nullptr,
+               ConsoleMetrics* metrics = nullptr);
 
     ConsoleResponse handle(const ConsoleRequest& request) const;
 
@@ -79,6 +82,7 @@ private:
     ConsoleResponse route_post(const ConsoleRequest& request) const;
     ConsoleResponse session() const;
     ConsoleResponse tail(const ConsoleRequest& request) const;
+    ConsoleResponse metrics(const ConsoleRequest& request) const;
     /// The safety checks of an action; a refusal, or nothing when it may go.
     std::optional<ConsoleResponse> refusal(const ConsoleRequest& request, const std::string& what) const;
 
@@ -86,6 +90,7 @@ private:
     std::optional<AdminToken> token_;
     Options options_;
     TailService* tail_;
+    ConsoleMetrics* metrics_;
 };
 
 /// The headers every response carries (docs/console.md, Safety); /api/

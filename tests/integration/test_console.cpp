@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -372,4 +373,73 @@ TEST_CASE("console: at most 8 live tails at once, the 9th is refused 503; a tail
     rig.console->signal(SIGTERM);
     for (auto& tail : tails) CHECK(tail->wait_for_end());
     CHECK(rig.console->wait_for(30s) == 0);
+}
+
+namespace {
+
+bool has_line(const std::string& text, const std::string& line) {
+    return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+/// The console's /metrics until `done` says so (a read per 5 s), at most 30 s.
+std::string metrics_until(const ConsoleRig& rig, const std::function<bool(const std::string&)>& done) {
+    auto client = rig.client();
+    std::string text;
+    for (const auto until = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < until;
+         std::this_thread::sleep_for(200ms)) {
+        const auto result = client.Get("/metrics");
+        if (!result || result->status != 200) continue;
+        text = result->body;
+        if (done(text)) break;
+    }
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("console: /metrics serves each group's backlog and dead letters, and forgets a deleted group", "[console]") {
+    ConsoleRig rig;
+    auto& db = rig.db;
+    db.exec("INSERT INTO tributary.sources (name, kind, publishers) VALUES ('orders.eu', 'published', '{app}')");
+    db.exec(
+        "INSERT INTO tributary.events (source_id, event_id, payload)"
+        " SELECT s.id, i, jsonb_build_object('n', i) FROM tributary.sources s, generate_series(1, 5) i");
+    db.exec("SELECT tributary.group_create('billing', 'orders.>', 'beginning')");
+    db.exec("SELECT tributary.group_create('audit', 'nothing.>', 'end')");
+    db.exec(
+        "INSERT INTO tributary.consumer_dead_letters (group_id, seq, deliveries, last_error, tx_from, tx_to)"
+        " SELECT g.id, e.seq, 5, 'consumer said no', e.tx_id, e.tx_id FROM tributary.consumer_groups g,"
+        " tributary.events e WHERE g.name = 'billing' AND e.event_id = 3");
+
+    auto client = rig.client();
+    const auto first = client.Get("/metrics");
+    REQUIRE(first);
+    CHECK(first->status == 200);  // no token, like the pages
+    CHECK(first->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
+    CHECK(first->get_header_value("Content-Security-Policy") == kCsp);
+    CHECK(first->get_header_value("X-Content-Type-Options") == "nosniff");
+
+    const auto text = metrics_until(
+        rig, [](const std::string& t) { return t.find(R"(tributary_group_dead_letters{group="billing"})") != t.npos; });
+    INFO(text);
+    CHECK(has_line(text, R"(tributary_group_dead_letters{group="billing"} 1)"));
+    CHECK(has_line(text, R"(tributary_group_events_behind{group="billing"} 5)"));
+    CHECK(has_line(text, R"(tributary_group_events_behind_capped{group="billing"} 0)"));
+    CHECK(has_line(text, R"(tributary_group_batches_in_flight{group="billing"} 0)"));
+    CHECK(has_line(text, R"(tributary_group_retries_waiting{group="billing"} 0)"));
+    CHECK(text.find(R"(tributary_group_events_behind{group="billing"} )") != std::string::npos);
+    CHECK(text.find(R"(tributary_group_oldest_unprocessed_age_seconds{group="billing"} )") != std::string::npos);
+    CHECK(has_line(text, R"(tributary_group_events_behind{group="audit"} 0)"));
+    CHECK(has_line(text, R"(tributary_group_oldest_unprocessed_age_seconds{group="audit"} 0)"));
+    CHECK(has_line(text, R"(tributary_group_dead_letters{group="audit"} 0)"));
+    CHECK(has_line(text, "tributary_console_database_up 1"));
+    CHECK(text.find("tributary_build_info{version=\"") != std::string::npos);
+
+    db.exec("DELETE FROM tributary.consumer_dead_letters");
+    db.exec("SELECT tributary.group_delete('billing')");
+    const auto after =
+        metrics_until(rig, [](const std::string& t) { return t.find(R"(group="billing")") == std::string::npos; });
+    INFO(after);
+    CHECK(after.find(R"(group="billing")") == std::string::npos);
+    CHECK(has_line(after, R"(tributary_group_dead_letters{group="audit"} 0)"));
 }
