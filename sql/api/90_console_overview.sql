@@ -25,8 +25,9 @@
 --   archive_failing   partitions whose archive command failed
 --   retention_held    a group holds partitions retention would drop
 --   dead_letters      a group has dead letters (since: the oldest)
--- Each group's backlog is counted once (console_group_status), the log's state read
--- once (log_status).
+-- Each group's backlog is counted once, up to console_list_cap()
+-- (console_group_status: events_behind_capped), the log's state read once
+-- (log_status).
 -- Called by: the console, GET /api/overview.
 CREATE OR REPLACE FUNCTION tributary.console_overview() RETURNS jsonb
 LANGUAGE plpgsql STABLE
@@ -53,7 +54,7 @@ BEGIN
       FROM (SELECT tributary.console_state(s.kind, s.enabled, g.state) AS st
               FROM tributary.sources s LEFT JOIN tributary.gates g ON g.source_id = s.id) x;
 
-    WITH gs AS MATERIALIZED (SELECT * FROM tributary.console_group_status(NULL)),
+    WITH gs AS MATERIALIZED (SELECT * FROM tributary.console_group_status(NULL, tributary.console_list_cap())),
          behind AS (
              SELECT gs.* FROM gs
               WHERE gs.events_behind > 0 OR gs.oldest_unprocessed_age IS NOT NULL OR gs.dead_letters > 0
@@ -68,6 +69,7 @@ BEGIN
                'total', (SELECT count(*) FROM gs),
                'behind', (SELECT coalesce(jsonb_agg(jsonb_build_object(
                                      'name', b.name, 'events_behind', coalesce(b.events_behind, 0),
+                                     'events_behind_capped', coalesce(b.events_behind_capped, false),
                                      'oldest_unprocessed_age', tributary.console_seconds(b.oldest_unprocessed_age),
                                      'dead_letters', coalesce(b.dead_letters, 0))
                                    ORDER BY b.oldest_unprocessed_age DESC NULLS LAST, b.events_behind DESC, b.name),

@@ -29,3 +29,70 @@ SELECT count(*), min(e.loaded_at)
  WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
    AND e.tx_id >= g.cursor_tx    -- prunes the partitions below
    AND (m.bits IS NULL OR (e.source_id < length(m.bits) AND get_bit(m.bits, e.source_id) = 1)) $$;
+
+-- A group's backlog counted up to a cap, for the console's pages (issue 17):
+-- events = the exact count when it is at most p_cap (capped false), else
+-- p_cap (capped true: "at least"); oldest = the oldest loaded_at among the
+-- events counted, so exact when not capped, and otherwise that of the head
+-- of the backlog. group_backlog counts all of it (about 0.35 µs an event, in
+-- every group: 0.5 s for 5 groups 300 000 events behind); this reads at most
+-- p_cap + 1 of the group's events:
+--   - a group of at most 64 sources (one source: its name, an index step),
+--     through each source's own index (source_id, event_id) from the
+--     partition of the cursor on: p_cap + 1 of each at most, so the cost is
+--     bounded by the cap and the sources' events in that one partition, not
+--     by how much of the log lies after the cursor. The events counted are
+--     then not the first in the log's order: when capped, oldest is the
+--     oldest of those (for a source read by id, its first ones);
+--   - any other, the log's (tx_id, seq) index from the cursor on, in order:
+--     p_cap + 1 of the group's events, which reads p_cap divided by the
+--     share of the log that is the group's (a group of 1 % of the log reads
+--     100 events per event counted). When capped, oldest is the oldest of
+--     the first p_cap + 1 (a transaction that began before them but wrote
+--     later could hold an older one: loaded_at is a transaction's start).
+-- Matches as group_backlog's.
+-- Called by: console_group_status.
+CREATE OR REPLACE FUNCTION tributary.group_backlog_capped(g tributary.consumer_groups, p_cap bigint,
+                                                          OUT events bigint, OUT capped boolean,
+                                                          OUT oldest timestamptz)
+LANGUAGE plpgsql STABLE SET jit = off
+-- Without sorts: the planner, expecting a large share of the log to match,
+-- read every event after the cursor and sorted them (the top p_cap + 1)
+-- rather than follow the index in order and stop (200 ms instead of 11 for
+-- a group of a fifth of the log 1 000 000 events behind, cap 10 000).
+SET enable_sort = off
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_bits bit varying;
+    v_few int[];
+BEGIN
+    IF g.pattern !~ '(^|\.)[*>](\.|$)' THEN
+        v_few := ARRAY(SELECT s.id FROM tributary.sources s WHERE s.name = g.pattern);
+    ELSIF g.pattern <> '>' THEN
+        v_bits := coalesce(g.source_bits, tributary.matching_source_bits(g.pattern));
+        IF length(replace(v_bits::text, '0', '')) <= 64 THEN
+            v_few := ARRAY(SELECT i FROM generate_series(0, length(v_bits) - 1) i WHERE get_bit(v_bits, i) = 1);
+        END IF;
+    END IF;
+    IF v_few IS NOT NULL THEN
+        SELECT least(count(*), p_cap), count(*) > p_cap, min(h.loaded_at) INTO events, capped, oldest
+          FROM (SELECT x.loaded_at
+                  FROM unnest(v_few) f(id)
+                 CROSS JOIN LATERAL (
+                       SELECT e.loaded_at FROM tributary.events e
+                        WHERE e.source_id = f.id
+                          AND (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+                          AND e.tx_id >= g.cursor_tx    -- prunes the partitions below
+                        LIMIT p_cap + 1) x
+                 LIMIT p_cap + 1) h;
+    ELSE
+        SELECT least(count(*), p_cap), count(*) > p_cap, min(h.loaded_at) INTO events, capped, oldest
+          FROM (SELECT e.loaded_at
+                  FROM tributary.events e
+                 WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
+                   AND e.tx_id >= g.cursor_tx    -- prunes the partitions below
+                   AND (v_bits IS NULL OR (e.source_id < length(v_bits) AND get_bit(v_bits, e.source_id) = 1))
+                 ORDER BY e.tx_id, e.seq
+                 LIMIT p_cap + 1) h;
+    END IF;
+END $$;

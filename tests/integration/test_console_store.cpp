@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -267,6 +268,68 @@ TEST_CASE("the console's actions pause, resume, nudge, replay and reset", "[cons
     CHECK(json::parse(store.group("billing", {}))["events_behind"] == 0);
     CHECK(json::parse(store.reset("billing", "2000-01-01T00:00:00Z")) == json({{"ok", true}}));
     CHECK(json::parse(store.group("billing", {}))["events_behind"] == 25);
+}
+
+TEST_CASE("a group's events behind are counted up to a cap, then said to be at least that", "[console_store]") {
+    TestDatabase db;
+    seed(db);
+    // orders.eu: 1 225 events (25 + 1 200), orders.us: 10 500, hooks.gh: 3; 70 more sources without
+    // events, so that '*.>' matches more than the 64 sources counted one by one.
+    db.exec(
+        "INSERT INTO tributary.events (source_id, event_id, payload)"
+        " SELECT 1, i, jsonb_build_object('n', i) FROM generate_series(26, 1225) i");
+    db.exec(
+        "INSERT INTO tributary.events (source_id, event_id, payload)"
+        " SELECT 2, i, jsonb_build_object('n', i) FROM generate_series(1, 10500) i");
+    db.exec(
+        "INSERT INTO tributary.sources (name, kind, publishers)"
+        " SELECT 'bulk.s' || i, 'published', '{app}' FROM generate_series(1, 70) i");
+    db.exec("SELECT tributary.group_create('all', '>', 'beginning')");          // the log's index, in order
+    db.exec("SELECT tributary.group_create('wide', '*.>', 'beginning')");       // the same, its sources' bits
+    db.exec("SELECT tributary.group_create('eu', 'orders.eu', 'beginning')");   // one source, by its name
+    db.exec("SELECT tributary.group_create('hooks', 'hooks.*', 'beginning')");  // few sources, one by one
+    db.exec("SELECT tributary.group_create('caught-up', '>', 'end')");
+    ConsoleUser user(db);
+    postgres::PostgresConsoleStore store(user.url);
+
+    // The lists: at most 1 000 counted.
+    std::map<std::string, json> listed;
+    const auto groups = json::parse(store.groups());
+    for (const auto& g : groups["groups"]) listed[g["name"].get<std::string>()] = g;
+    for (const auto* name : {"all", "wide", "eu", "billing"}) {
+        INFO(name);
+        CHECK(listed[name]["events_behind"] == 1000);
+        CHECK(listed[name]["events_behind_capped"] == true);
+        CHECK(listed[name]["oldest_unprocessed_age"].is_number());
+    }
+    CHECK(listed["hooks"]["events_behind"] == 3);
+    CHECK(listed["hooks"]["events_behind_capped"] == false);
+    CHECK(listed["caught-up"]["events_behind"] == 0);
+    CHECK(listed["caught-up"]["events_behind_capped"] == false);
+    CHECK(listed["caught-up"]["oldest_unprocessed_age"].is_null());
+    const auto overview = json::parse(store.overview());
+    REQUIRE(overview["groups"]["behind"].size() == 5);
+    for (const auto& g : overview["groups"]["behind"]) {
+        INFO(g.dump());
+        CHECK(g["events_behind_capped"] == (g["name"] != "hooks"));
+    }
+
+    // A group's own page: exact up to 10 000.
+    const auto eu = json::parse(store.group("eu", {}));
+    CHECK(eu["events_behind"] == 1225);
+    CHECK(eu["events_behind_capped"] == false);
+    const auto billing = json::parse(store.group("billing", {}));
+    CHECK(billing["events_behind"] == 10000);  // 11 725 of orders.*
+    CHECK(billing["events_behind_capped"] == true);
+    const auto all = json::parse(store.group("all", {}));
+    CHECK(all["events_behind"] == 10000);
+    CHECK(all["events_behind_capped"] == true);
+    // The oldest unprocessed event is the log's first (orders.eu's, from seed) however far the count went.
+    CHECK(all["oldest_unprocessed_age"].get<double>() >= eu["oldest_unprocessed_age"].get<double>() - 1.0);
+
+    // Read to the end, a group is exact again.
+    db.exec("SELECT tributary.group_reset('all', 'end')");
+    CHECK(json::parse(store.group("all", {}))["events_behind"] == 0);
 }
 
 TEST_CASE("the store serves several threads from its small pool of sessions", "[console_store]") {

@@ -70,6 +70,16 @@
     return n === null || n === undefined ? dash : Number(n).toLocaleString('en-US');
   }
 
+  // A group's events behind: counted up to a cap (1 000 on the lists, 10 000 on its own page), then "at least".
+  function behind(g) {
+    return num(g.events_behind) + (g.events_behind_capped ? '+' : '');
+  }
+
+  function behindCell(g) {
+    return el('td', {class: 'num', 'data-test': 'events-behind',
+      title: g.events_behind_capped ? 'at least: counted up to ' + num(g.events_behind) : null}, behind(g));
+  }
+
   function bytes(n) {
     if (n === null || n === undefined) return dash;
     const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
@@ -394,7 +404,7 @@
         const behind = (o.groups && o.groups.behind) || [];
         const groupRows = behind.length ? behind.map((g) => el('tr', {'data-group': g.name},
           el('td', {}, el('a', {href: groupHref(g.name)}, g.name)),
-          el('td', {class: 'num'}, num(g.events_behind)),
+          behindCell(g),
           el('td', {class: 'num'}, duration(g.oldest_unprocessed_age)),
           el('td', {class: 'num' + (g.dead_letters > 0 ? ' bad' : '')}, num(g.dead_letters)))) : [emptyRow(4, 'no groups')];
         const middle = section('Groups most behind (of ' + num(o.groups && o.groups.total) + ')',
@@ -612,7 +622,7 @@
       el('td', {}, el('code', {}, g.pattern)),
       el('td', {}, g.ordered ? 'yes' : 'no'),
       el('td', {class: 'num'}, num(g.max_deliveries)),
-      el('td', {class: 'num'}, num(g.events_behind)),
+      behindCell(g),
       el('td', {class: 'num'}, duration(g.oldest_unprocessed_age)),
       el('td', {class: 'num'}, num(g.batches_in_flight)),
       el('td', {class: 'num'}, num(g.retries_waiting)),
