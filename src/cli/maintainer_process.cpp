@@ -26,8 +26,7 @@ maintenance::LeaseRenewal lease_renewal(maintenance::LeaseStore& store, const ma
     const auto lease = timings.lease;
     return {lease / 3, [&store, lease](const maintenance::MaintainerLease& held) {
                 const auto token = store.acquire(held.holder, lease);
-                if (!token || *token != held.token)
-                    throw maintenance::LeaseLost("the lease lapsed while a partition was being archived");
+                if (!token || *token != held.token) throw maintenance::LeaseLost("the lease lapsed during a long step");
             }};
 }
 
@@ -45,8 +44,10 @@ MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlag
     // After the partitions' steps: retention drops what observe found sealed in the same pass.
     steps_.push_back(
         std::make_unique<maintenance::RetentionStep>(retention_, flags.archive(), lease_renewal(store_, timings_)));
-    // Last: the console's per-minute counts, within a time budget of its own.
-    steps_.push_back(std::make_unique<maintenance::ActivityStep>(activity_));
+    // Last: the console's per-minute counts, for at most one interval (the lease renewed meanwhile),
+    // so that the log's own steps still run every pass while a large backlog is folded.
+    steps_.push_back(std::make_unique<maintenance::ActivityStep>(
+        activity_, maintenance::ActivitySettings{20000, timings_.interval}, lease_renewal(store_, timings_)));
     std::vector<maintenance::MaintenanceStep*> steps;
     for (const auto& step : steps_) steps.push_back(step.get());
     maintainer_ = std::make_unique<maintenance::Maintainer>(store_, std::move(steps), std::move(holder), timings_);

@@ -1,26 +1,15 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <map>
 #include <string>
 
 #include "archive_command.h"
+#include "lease_renewal.h"
 #include "maintenance_step.h"
 #include "retention_catalog.h"
 
 namespace tributary::maintenance {
-
-/// How the retention step keeps the lease while an archive streams: a big
-/// partition streams for longer than the lease, and the maintainer renews
-/// it only between steps. `renew` is called between chunks of the stream
-/// once `every` has passed since the step began or last renewed; it throws
-/// LeaseLost when the lease is gone (the archive is then abandoned, the
-/// command killed, nothing recorded: the next maintainer starts it over).
-struct LeaseRenewal {
-    std::chrono::milliseconds every{10000};
-    std::function<void(const MaintainerLease&)> renew;
-};
 
 /// The maintainer's retention step: each pass, every partition retention
 /// says is due leaves, oldest first; one whose policy asks for the archive

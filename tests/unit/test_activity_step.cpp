@@ -59,3 +59,21 @@ TEST_CASE("the activity step lets a lost lease out", "[activity]") {
     maintenance::ActivityStep step(fold);
     CHECK_THROWS_AS(step.run({"m", 1}), maintenance::LeaseLost);
 }
+
+TEST_CASE("the activity step keeps the lease through a budget longer than the lease", "[activity]") {
+    FakeFold fold;
+    fold.backlog = 250;
+    int renewals = 0;
+    maintenance::ActivityStep step(fold, {100, std::chrono::hours(1)},
+                                   {std::chrono::milliseconds(0), [&](const MaintainerLease&) { ++renewals; }});
+    step.run({"m", 1});
+    CHECK(fold.backlog == 0);
+    CHECK(renewals == 3);  // before each call, `every` being 0
+
+    fold.backlog = 250;
+    maintenance::ActivityStep losing(
+        fold, {100, std::chrono::hours(1)},
+        {std::chrono::milliseconds(0), [](const MaintainerLease&) { throw maintenance::LeaseLost("lapsed"); }});
+    CHECK_THROWS_AS(losing.run({"m", 1}), maintenance::LeaseLost);
+    CHECK(fold.backlog == 250);  // nothing folded once the lease is gone
+}
