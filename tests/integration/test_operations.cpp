@@ -436,7 +436,7 @@ TEST_CASE(
     for (int i = 0; i < 200 && waiting == "0"; ++i, std::this_thread::sleep_for(25ms))
         waiting = db.scalar(
             "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE "
-            "'%nudged_at = now()%'");
+            "'%tributary.nudge_gate(%'");
     CHECK(waiting == "1");
     CHECK(get(port, "/healthz").status == 200);
     CHECK(get(port, "/metrics").status == 200);
