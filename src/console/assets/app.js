@@ -200,7 +200,10 @@
     try {
       app.session = await api('/api/session');
       $('session-database').textContent = app.session.database || '';
-      $('session-version').textContent = app.session.version ? 'tributary ' + app.session.version : '';
+      // "0.17.0 (commit 0123456789ab)": the number in the header, the whole in its tooltip.
+      const version = app.session.version || '';
+      $('session-version').textContent = version ? 'tributary ' + version.split(' ')[0] : '';
+      $('session-version').title = version ? 'tributary ' + version : '';
     } catch (e) {
       showError(e);
     }
