@@ -5,18 +5,9 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gauge_family.h"
+
 namespace tributary::metrics {
-
-namespace {
-
-using prometheus::BuildGauge;
-
-prometheus::Family<prometheus::Gauge>& family(prometheus::Registry& registry, const std::string& name,
-                                              const std::string& help) {
-    return BuildGauge().Name(name).Help(help).Register(registry);
-}
-
-}  // namespace
 
 struct GroupMetrics::PerGroup {
     prometheus::Gauge* events_behind = nullptr;
@@ -29,27 +20,29 @@ struct GroupMetrics::PerGroup {
 
 GroupMetrics::GroupMetrics(const std::string& version)
     : registry_(std::make_shared<prometheus::Registry>()),
-      events_behind_(family(*registry_, "tributary_group_events_behind",
-                            "Events of the group's sources not yet handed out to it (after its cursor), counted up "
-                            "to the console's cap")),
-      capped_(family(*registry_, "tributary_group_events_behind_capped",
-                     "1 when events_behind stopped at the console's cap: the group is at least that far behind")),
-      oldest_age_(family(*registry_, "tributary_group_oldest_unprocessed_age_seconds",
-                         "Age (since loaded_at) of the oldest event the group has not acknowledged: behind, in flight "
-                         "or waiting for a retry, dead letters excluded (0: none)")),
-      in_flight_(family(*registry_, "tributary_group_batches_in_flight",
-                        "Batches leased to the group's consumers and not yet acknowledged")),
-      retries_(family(*registry_, "tributary_group_retries_waiting",
-                      "Events given back (failed or expired lease) waiting for another delivery")),
-      dead_letters_(family(*registry_, "tributary_group_dead_letters",
-                           "Events the group gave up on after max_deliveries (replay them from the console)")),
-      database_up_(
-          family(*registry_, "tributary_console_database_up", "1 when the console's last read of the groups worked")
-              .Add({})),
-      last_read_(family(*registry_, "tributary_console_groups_read_timestamp_seconds",
-                        "Unix time of the last read of the groups that worked (the group series are as of it)")
+      events_behind_(
+          gauge_family(*registry_, "tributary_group_events_behind",
+                       "Events of the group's sources not yet handed out to it (after its cursor), counted up "
+                       "to the console's cap")),
+      capped_(gauge_family(*registry_, "tributary_group_events_behind_capped",
+                           "1 when events_behind stopped at the console's cap: the group is at least that far behind")),
+      oldest_age_(
+          gauge_family(*registry_, "tributary_group_oldest_unprocessed_age_seconds",
+                       "Age (since loaded_at) of the oldest event the group has not acknowledged: behind, in flight "
+                       "or waiting for a retry, dead letters excluded (0: none)")),
+      in_flight_(gauge_family(*registry_, "tributary_group_batches_in_flight",
+                              "Batches leased to the group's consumers and not yet acknowledged")),
+      retries_(gauge_family(*registry_, "tributary_group_retries_waiting",
+                            "Events given back (failed or expired lease) waiting for another delivery")),
+      dead_letters_(gauge_family(*registry_, "tributary_group_dead_letters",
+                                 "Events the group gave up on after max_deliveries (replay them from the console)")),
+      database_up_(gauge_family(*registry_, "tributary_console_database_up",
+                                "1 when the console's last read of the groups worked")
+                       .Add({})),
+      last_read_(gauge_family(*registry_, "tributary_console_groups_read_timestamp_seconds",
+                              "Unix time of the last read of the groups that worked (the group series are as of it)")
                      .Add({})) {
-    family(*registry_, "tributary_build_info", "Build information (always 1)").Add({{"version", version}}).Set(1);
+    gauge_family(*registry_, "tributary_build_info", "Build information (always 1)").Add({{"version", version}}).Set(1);
 }
 
 GroupMetrics::~GroupMetrics() = default;

@@ -5,53 +5,44 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "gauge_family.h"
+
 namespace tributary::metrics {
-
-namespace {
-
-using prometheus::BuildGauge;
-
-prometheus::Family<prometheus::Gauge>& family(prometheus::Registry& registry, const std::string& name,
-                                              const std::string& help) {
-    return BuildGauge().Name(name).Help(help).Register(registry);
-}
-
-}  // namespace
 
 LogMetrics::LogMetrics(std::string holder)
     : holder_(std::move(holder)),
       registry_(std::make_shared<prometheus::Registry>()),
-      bytes_(family(*registry_, "tributary_log_bytes",
-                    "Bytes on disk of the log's partitions (default included; indexes and TOAST included)")
+      bytes_(gauge_family(*registry_, "tributary_log_bytes",
+                          "Bytes on disk of the log's partitions (default included; indexes and TOAST included)")
                  .Add({})),
-      partitions_(family(*registry_, "tributary_log_partitions",
-                         "Partitions of the log, those created ahead included (not the default partition)")
+      partitions_(gauge_family(*registry_, "tributary_log_partitions",
+                               "Partitions of the log, those created ahead included (not the default partition)")
                       .Add({})),
-      oldest_event_age_(family(*registry_, "tributary_log_oldest_event_age_seconds",
-                               "Age of the oldest event kept (loaded_at); no series while the log is empty")),
-      default_events_(family(*registry_, "tributary_log_default_partition_events",
-                             "Events in the default partition, counted up to 1000 (should be 0)")
+      oldest_event_age_(gauge_family(*registry_, "tributary_log_oldest_event_age_seconds",
+                                     "Age of the oldest event kept (loaded_at); no series while the log is empty")),
+      default_events_(gauge_family(*registry_, "tributary_log_default_partition_events",
+                                   "Events in the default partition, counted up to 1000 (should be 0)")
                           .Add({})),
-      ahead_(family(*registry_, "tributary_log_ahead_seconds",
-                    "How long the partitions created ahead last at the measured rate of transaction ids")),
-      next_drop_(family(*registry_, "tributary_log_next_drop_seconds",
-                        "Seconds until retention drops the next partition (0: due now); no series when none")),
-      archive_failing_(
-          family(*registry_, "tributary_log_archive_failing_partitions", "Partitions whose last archive attempt failed")
-              .Add({})),
-      held_(family(*registry_, "tributary_log_retention_held_partitions",
-                   "Partitions retention would drop that a consumer group still needs")),
+      ahead_(gauge_family(*registry_, "tributary_log_ahead_seconds",
+                          "How long the partitions created ahead last at the measured rate of transaction ids")),
+      next_drop_(gauge_family(*registry_, "tributary_log_next_drop_seconds",
+                              "Seconds until retention drops the next partition (0: due now); no series when none")),
+      archive_failing_(gauge_family(*registry_, "tributary_log_archive_failing_partitions",
+                                    "Partitions whose last archive attempt failed")
+                           .Add({})),
+      held_(gauge_family(*registry_, "tributary_log_retention_held_partitions",
+                         "Partitions retention would drop that a consumer group still needs")),
       oldest_transaction_age_(
-          family(*registry_, "tributary_oldest_transaction_age_seconds",
-                 "Age of the oldest open transaction in the cluster this role may see (0: none); it holds back "
-                 "every consumer group and vacuum")
+          gauge_family(*registry_, "tributary_oldest_transaction_age_seconds",
+                       "Age of the oldest open transaction in the cluster this role may see (0: none); it holds back "
+                       "every consumer group and vacuum")
               .Add({})),
-      xmin_lag_(family(*registry_, "tributary_xmin_horizon_lag_xids",
-                       "Transaction ids between the cluster's xmin horizon and the counter")
+      xmin_lag_(gauge_family(*registry_, "tributary_xmin_horizon_lag_xids",
+                             "Transaction ids between the cluster's xmin horizon and the counter")
                     .Add({})),
-      is_leader_(
-          family(*registry_, "tributary_maintainer_is_leader", "1 while this process holds the maintainer's lease")
-              .Add({})) {}
+      is_leader_(gauge_family(*registry_, "tributary_maintainer_is_leader",
+                              "1 while this process holds the maintainer's lease")
+                     .Add({})) {}
 
 void LogMetrics::set_known(prometheus::Family<prometheus::Gauge>& family, const std::optional<double>& value) {
     if (value) family.Add({}).Set(*value);
