@@ -48,12 +48,7 @@ BEGIN
     IF p_sort IS NULL OR p_sort NOT IN ('name', 'lag', 'errors', 'last_success') THEN
         RAISE EXCEPTION 'invalid sort ''%'': use name, lag, errors or last_success', p_sort USING ERRCODE = '22023';
     END IF;
-    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN
-        RAISE EXCEPTION 'limit must be between 1 and 500' USING ERRCODE = '22023';
-    END IF;
-    IF p_offset IS NULL OR p_offset < 0 THEN
-        RAISE EXCEPTION 'offset must be 0 or more' USING ERRCODE = '22023';
-    END IF;
+    PERFORM tributary.console_check_page(p_limit, p_offset);
     WITH listed AS MATERIALIZED (
         SELECT s, g, c, s.name,
                tributary.console_state(s.kind, s.enabled, g.state) AS state,

@@ -66,12 +66,7 @@ DECLARE
     v_row jsonb;
     v_page jsonb;
 BEGIN
-    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN
-        RAISE EXCEPTION 'limit must be between 1 and 500' USING ERRCODE = '22023';
-    END IF;
-    IF p_offset IS NULL OR p_offset < 0 THEN
-        RAISE EXCEPTION 'offset must be 0 or more' USING ERRCODE = '22023';
-    END IF;
+    PERFORM tributary.console_check_page(p_limit, p_offset);
     SELECT tributary.console_group_row(s.name, s.pattern, s.ordered, s.max_deliveries, s.events_behind,
                                        s.events_behind_capped,
                                        s.oldest_unprocessed_age, s.batches_in_flight, s.retries_waiting,

@@ -37,6 +37,20 @@ LANGUAGE sql IMMUTABLE AS $$
 SELECT coalesce(jsonb_agg(btrim(split_part(h.line, ':', 1)) || ': <redacted>' ORDER BY h.n), '[]')
   FROM unnest(p_headers) WITH ORDINALITY AS h(line, n) $$;
 
+-- A page of a list (sources, a group's dead letters): 1 to 500 rows from
+-- offset 0 on, else 22023 (the console's 400).
+CREATE OR REPLACE FUNCTION tributary.console_check_page(p_limit int, p_offset int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 500 THEN
+        RAISE EXCEPTION 'limit must be between 1 and 500' USING ERRCODE = '22023';
+    END IF;
+    IF p_offset IS NULL OR p_offset < 0 THEN
+        RAISE EXCEPTION 'offset must be 0 or more' USING ERRCODE = '22023';
+    END IF;
+END
+$$;
+
 -- The last 60 minutes of events stored, oldest first, the current minute
 -- last: of one source (p_source) or, NULL, of the whole log.
 -- PL/pgSQL, whose body is checked when it runs: migration 0013 applies
