@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "support/partitioned_log.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
 
@@ -21,29 +22,6 @@ using namespace tributary::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-void use_transaction_ids(const TestDatabase& db, int count) {
-    db.exec("DO $$ BEGIN SET LOCAL synchronous_commit = off; FOR i IN 1.." + std::to_string(count) +
-            " LOOP PERFORM pg_current_xact_id(); COMMIT; SET LOCAL synchronous_commit = off; END LOOP; END $$");
-}
-
-/// As test_partitioned_log.cpp: the partitions ahead dropped, then `count`
-/// of `width` transaction ids from the end of events_0 on.
-void cut_into_small_partitions(const TestDatabase& db, int count, int width) {
-    pqxx::connection c(db.url());
-    pqxx::work tx(c);
-    for (const auto& row : tx.exec("SELECT name FROM tributary.partitions WHERE name <> 'events_0'"))
-        tx.exec("DROP TABLE tributary." + tx.quote_name(row[0].as<std::string>()));
-    tx.exec("DELETE FROM tributary.partitions WHERE name <> 'events_0'");
-    tx.commit();
-    const auto end = std::stoll(db.scalar("SELECT to_tx FROM tributary.partitions WHERE name = 'events_0'"));
-    const auto next = std::stoll(db.scalar("SELECT tributary.next_xid()"));
-    REQUIRE(next <= end);
-    use_transaction_ids(db, static_cast<int>(end - next));
-    for (int i = 0; i < count; ++i)
-        db.exec("SELECT tributary.add_partition('" + std::to_string(end + i * width) + "', '" +
-                std::to_string(end + (i + 1) * width) + "')");
-}
 
 /// A log with something for every warning but the long transaction: group
 /// `slow` has not read the one event of the first small partition (sealed,
