@@ -84,3 +84,34 @@ TEST_CASE("an empty --cursor-param stands for the style's default") {
     paging.cursor_param = "";
     CHECK(query_of(make_paging_strategy(paging)->request(Cursor::at("k"), 5)) == "starting_after=k&limit=5");
 }
+
+TEST_CASE("after-key --inclusive: the page after X starts with X, which is skipped; X alone is the end, ok") {
+    auto paging = paging_of(PagingStyle::after_key);
+    paging.cursor_param = "id_gte";
+    paging.inclusive = true;
+    const auto strategy = make_paging_strategy(paging);
+    PageFixture page{records_keyed({"c", "d", "e"})};
+    auto outcome = strategy->advance(Cursor::at("c"), page.view(), 3);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.first_new == 1);
+    CHECK(outcome.next == Cursor::at("e"));
+
+    PageFixture end{records_keyed({"e"})};
+    outcome = strategy->advance(Cursor::at("e"), end.view(), 3);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.first_new == 1);
+    CHECK(outcome.next == Cursor::at("e"));
+    CHECK(outcome.at_end);
+
+    // An API that ignores the parameter still gives itself away: the page after "c" ends with "c".
+    PageFixture ignored{records_keyed({"a", "b", "c"})};
+    outcome = strategy->advance(Cursor::at("c"), ignored.view(), 3);
+    REQUIRE(outcome.problem);
+    CHECK_THAT(*outcome.problem, Catch::Contains("the API ignored id_gte"));
+}
+
+TEST_CASE("after-key without --inclusive: X alone after X is still an API that ignores the parameter") {
+    const auto strategy = make_paging_strategy(paging_of(PagingStyle::after_key));
+    PageFixture end{records_keyed({"e"})};
+    CHECK(strategy->advance(Cursor::at("e"), end.view(), 3).problem);
+}
