@@ -20,10 +20,11 @@ PageOutcome AfterIdPaging::advance(const Cursor& at, const PageView& page, int l
     // lets an inclusive parameter's page start at the cursor.
     PageOutcome outcome;
     outcome.next = page.records.empty() ? at : Cursor::at_id(page.records.back().id);
-    outcome.at_end = page_is_last(page, limit);
+    outcome.at_end = keyed_page_is_last(page, limit);
     if (paging_.inclusive && !page.records.empty() && page.records.front().id == at.id()) {
-        if (auto stuck = inclusive_stuck(outcome.at_end, page, limit)) return refused_page(at, *stuck);
+        if (auto stuck = inclusive_stuck(page, limit)) return refused_page(at, *stuck);
         outcome.first_new = 1;  // the last record stored, served again
+        outcome.at_end = inclusive_page_is_last(outcome.at_end, page);
     }
     return outcome;
 }

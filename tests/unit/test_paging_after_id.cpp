@@ -96,3 +96,19 @@ TEST_CASE("after-id --inclusive: a page that starts with the cursor's own record
     REQUIRE(outcome.problem);
     CHECK_THAT(*outcome.problem, Catch::Contains("raise --batch-size"));
 }
+
+TEST_CASE("after-id: a short page with a Link rel=next is not the end (an API capping its page size)") {
+    const auto strategy = make_paging_strategy(paging_of(PagingStyle::after_id));
+    PageFixture page{records_with_ids({5, 6})};
+    page.link_header_next = true;
+    auto outcome = strategy->advance(Cursor::at_id(4), page.view(), 100);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.next == Cursor::at_id(6));
+    CHECK_FALSE(outcome.at_end);
+    // An empty page is the end, link or not; and the body's word outranks the header.
+    PageFixture empty;
+    empty.link_header_next = true;
+    CHECK(strategy->advance(Cursor::at_id(6), empty.view(), 100).at_end);
+    page.has_more = false;
+    CHECK(strategy->advance(Cursor::at_id(4), page.view(), 100).at_end);
+}
