@@ -61,9 +61,10 @@ postgres::SessionKeeping sessions_for(const std::string& db, bool poll_only) {
                                                             "run it with --poll-only, which works through such a "
                                                             "pooler"));
     if (found.keeping == postgres::SessionKeeping::shared)
-        spdlog::info("database {} shares server sessions between transactions (a pooler in transaction mode): "
-                     "reading with --poll-only, one statement at a time, nothing prepared or set on a session",
-                     postgres::shown_database(db));
+        spdlog::info(
+            "database {} shares server sessions between transactions (a pooler in transaction mode): "
+            "reading with --poll-only, one statement at a time, nothing prepared or set on a session",
+            postgres::shown_database(db));
     return found.keeping;
 }
 
