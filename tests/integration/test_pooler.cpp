@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -147,6 +148,12 @@ TEST_CASE("through PgBouncer in transaction mode: publish, consumer_next and con
             return keys.size() == 40;
         },
         30s));
+
+    // `tail` reads through it; `tail --follow` needs --poll-only.
+    const auto tailed = run_tributary(pooler.url(), {"tail", "--pattern", "pool.*"});
+    CHECK(std::count(tailed.out.begin(), tailed.out.end(), '\n') == 40);
+    const auto follow = run_tributary(pooler.url(), {"tail", "--pattern", "pool.*", "--follow"}, 1);
+    CHECK(says(follow.err, "add --poll-only"));
 
     // `consume` refuses without --poll-only (LISTEN), and works with it.
     const auto refused = run_tributary(pooler.url(), {"consume", "cli", "--until-idle", "--exec", "cat"}, 1);
