@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -200,6 +201,23 @@ TEST_CASE("--max-runtime bounds the wait behind a full pool, saying so while it 
     CHECK(says(run.err(), "still waiting for the database"));
     CHECK(says(run.err(), "max runtime 7s reached while waiting for the database"));
     CHECK(advisory_locks(db) == 0);
+}
+
+TEST_CASE("--max-runtime ends a run whose database stops answering while it loads", "[pooler]") {
+    TestDatabase db;
+    PgBouncer pooler(db.url(), "session");
+    ChildProcess run(tributary_args(pooler.url(), {"run", "--workers", "2", "--max-runtime", "6s"}));
+    wait_for_log(run, "step=activity ok");  // loading, and the maintainer holds its lease
+    pooler.signal(SIGSTOP);                 // from here, no statement is answered
+    const auto code = run.wait_for(60s);
+    INFO(run.err());
+    REQUIRE(code);
+    CHECK(*code == 1);
+    CHECK(says(run.err(), "max runtime 6s reached, stopping"));
+    CHECK(says(run.err(), "still waiting on the database: exiting now"));
+    pooler.signal(SIGCONT);
+    // The loader's sessions went with its connections: nothing of it is left.
+    REQUIRE(wait_until([&] { return advisory_locks(db) == 0; }, 30s));
 }
 
 TEST_CASE("--max-runtime bounds the wait for a server that accepts connections and never answers", "[pooler]") {

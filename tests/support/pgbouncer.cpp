@@ -1,6 +1,8 @@
 #include "support/pgbouncer.h"
 
+#include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 
 #include <unistd.h>
@@ -36,6 +38,15 @@ PgBouncer::PgBouncer(const std::string& database_url, const std::string& mode, i
     url_ = started.out.substr(0, started.out.find('\n'));
 }
 
-PgBouncer::~PgBouncer() { run_program({script_, "stop", dir_}); }
+PgBouncer::~PgBouncer() {
+    signal(SIGCONT);  // a stopped PgBouncer cannot stop
+    run_program({script_, "stop", dir_});
+}
+
+void PgBouncer::signal(int sig) const {
+    std::ifstream file(dir_ + "/pid");
+    pid_t pid = 0;
+    if (file >> pid && pid > 0) ::kill(pid, sig);
+}
 
 }  // namespace tributary::testing

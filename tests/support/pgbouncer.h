@@ -18,6 +18,10 @@ public:
     /// `database_url`'s database through the pooler.
     const std::string& url() const { return url_; }
 
+    /// Sends `sig` to the PgBouncer process (SIGSTOP: every session through it stops answering,
+    /// with its connections left open; SIGCONT: it goes on).
+    void signal(int sig) const;
+
 private:
     std::string script_;
     std::string dir_;
