@@ -18,7 +18,9 @@
 -- horizon), cut short after p_max_events events (never inside one
 -- transaction's events). Only below the xmin horizon: every transaction
 -- there has ended, so no event can still arrive in the range, and the copy
--- is the whole of it.
+-- is the whole of it. And only below p_below (NULL: no bound): the caller
+-- passes the horizon it started at, so that writers still filling the
+-- default partition (no maintainer) cannot keep it going for ever.
 --
 -- Safe while writers and consumers run (docs/design.md "Emptying the
 -- default partition"): the events are copied into the new table first,
@@ -39,14 +41,14 @@
 -- the maintainer's next pass; its started_at/ended_at are its events'
 -- first and last loaded_at (every event in it was loaded by then, which
 -- is what retention by time and positions by time rely on).
-CREATE OR REPLACE FUNCTION tributary.repartition_default(p_max_events int,
+CREATE OR REPLACE FUNCTION tributary.repartition_default(p_max_events int, p_below xid8,
     OUT name text, OUT from_tx xid8, OUT to_tx xid8, OUT events bigint,
     OUT lock_wait_ms double precision, OUT lock_held_ms double precision)
 RETURNS SETOF record
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '3s' AS $$
 DECLARE
-    v_horizon xid8 := pg_snapshot_xmin(pg_current_snapshot());
+    v_horizon xid8 := least(pg_snapshot_xmin(pg_current_snapshot()), p_below);
     v_first xid8;
     v_cut xid8;
     v_name text;

@@ -148,7 +148,7 @@ BEGIN
             tributary.log_partitions()
             TO tributary_admin;
         -- `tributary log repartition` (sql/internal/86_default_partition.sql; SECURITY DEFINER).
-        GRANT EXECUTE ON FUNCTION tributary.repartition_default(int), tributary.default_partition_left()
+        GRANT EXECUTE ON FUNCTION tributary.repartition_default(int, xid8), tributary.default_partition_left()
             TO tributary_admin;
     END IF;
 
@@ -203,7 +203,7 @@ BEGIN
         -- The console's per-minute counts (sql/internal/84_activity.sql; SECURITY DEFINER).
         GRANT EXECUTE ON FUNCTION tributary.activity_fold(int) TO tributary_maintainer;
         -- `tributary log repartition` (sql/internal/86_default_partition.sql; SECURITY DEFINER).
-        GRANT EXECUTE ON FUNCTION tributary.repartition_default(int), tributary.default_partition_left()
+        GRANT EXECUTE ON FUNCTION tributary.repartition_default(int, xid8), tributary.default_partition_left()
             TO tributary_maintainer;
     END IF;
 

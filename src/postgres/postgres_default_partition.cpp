@@ -12,12 +12,16 @@ namespace sql = statements::default_partition;
 
 }  // namespace
 
-PostgresDefaultPartition::Outcome PostgresDefaultPartition::move_next(int max_events) {
+std::string PostgresDefaultPartition::horizon() {
+    return api_call(session_, [](pqxx::nontransaction& tx) { return tx.exec1(sql::horizon)[0].as<std::string>(); });
+}
+
+PostgresDefaultPartition::Outcome PostgresDefaultPartition::move_next(int max_events, const std::string& below) {
     try {
         return session_.run([&](pqxx::connection& c) {
             pqxx::nontransaction tx(c);
             Outcome out;
-            const auto rows = tx.exec_params(sql::move, max_events);
+            const auto rows = tx.exec_params(sql::move, max_events, below);
             if (rows.empty()) return out;
             const auto& r = rows[0];
             out.moved = DefaultPartitionMove{r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),

@@ -35,8 +35,10 @@ public:
         bool busy = false;
         std::string busy_reason;
     };
-    /// Moves at most `max_events` events (never splitting a transaction's).
-    Outcome move_next(int max_events);
+    /// The xmin horizon now (a transaction id, as text): bounds a run of moves.
+    std::string horizon();
+    /// Moves at most `max_events` events (never splitting a transaction's), all below `below`.
+    Outcome move_next(int max_events, const std::string& below);
     DefaultPartitionLeft left();
 
 private:
