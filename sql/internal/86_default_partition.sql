@@ -132,7 +132,7 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     -- PL/pgSQL, not SQL: its body is not checked against the tables when `migrate` creates it,
-    -- which on a new database happens before the default partition exists.
+    -- which it does before the last step of migration 0013 makes the default partition.
     SELECT count(*), count(*) FILTER (WHERE d.tx_id >= pg_snapshot_xmin(pg_current_snapshot()))
       INTO events, unsealed
       FROM tributary.events_default d;
