@@ -67,7 +67,8 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
-    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions, stop)) return exit_ok;
+    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions, "tributary_console", stop))
+        return exit_ok;
 
     postgres::PostgresConsoleStore store(db, options.max_sessions);
     postgres::PostgresTailFeeds feeds(db);

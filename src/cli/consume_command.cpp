@@ -14,6 +14,7 @@
 #include "flag_checks.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
+#include "postgres/login_privileges.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_group_log.h"
 #include "postgres/postgres_session.h"
@@ -46,11 +47,14 @@ std::string default_consumer_name() {
 
 /// The group's settings; while the database cannot be reached (a supervisor
 /// started us before PostgreSQL), waits and retries rather than exiting.
-/// Nothing when stopped meanwhile; GroupNotFound for an unknown group.
+/// Nothing when stopped meanwhile; GroupNotFound for an unknown group,
+/// PermissionDenied for a role without tributary_consumer's privileges.
 std::optional<postgres::GroupStatus> find_group(const std::string& db, const std::string& group, StopSignal& stop) {
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
         try {
+            // Refused once, here, rather than at every read.
+            postgres::require_privileges_of(db, "tributary_consumer");
             postgres::PostgresSession session(db);
             postgres::PostgresGroupAdmin admin(session);
             auto status = admin.status(group);

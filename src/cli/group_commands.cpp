@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "core/errors.h"
 #include "core/names.h"
 #include "duration.h"
 #include "flag_checks.h"
+#include "permission_refusal.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_retention.h"
 #include "postgres/postgres_session.h"
@@ -45,6 +47,11 @@ Holds retention_holds(postgres::PostgresSession& session, const std::string& db)
     Holds out;
     try {
         for (auto& h : postgres::PostgresRetention(session, db).holders()) out[h.group] = std::move(h.partitions);
+    } catch (const PermissionDenied& e) {
+        spdlog::warn(
+            "group list: cannot tell which partitions groups hold back: {} (that needs the role "
+            "tributary_admin: {})",
+            e.what(), grant_to_run("admin", db));
     } catch (const std::exception& e) {
         spdlog::warn("group list: cannot tell which partitions groups hold back: {}", e.what());
     }
