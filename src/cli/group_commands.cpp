@@ -142,7 +142,8 @@ void add_create(CLI::App& group, const GlobalOptions& global, Action& action) {
             check_group_name(options->spec.name);
             options->spec.lease = interval_of(options->lease);
             return with_admin(global, [&](postgres::PostgresGroupAdmin& admin) {
-                const int id = admin.create(options->spec);
+                const int id = naming_the_flag({{"invalid pattern", "--pattern"}, {"invalid position", "--from"}},
+                                               [&] { return admin.create(options->spec); });
                 std::cout << "created group " << options->spec.name << " (id " << id << ")\n";
                 return 0;
             });
@@ -175,7 +176,7 @@ void add_reset(CLI::App& group, const GlobalOptions& global, Action& action) {
     cmd->callback([&global, &action, name, to] {
         action = [&global, name, to] {
             return with_admin(global, [&](postgres::PostgresGroupAdmin& admin) {
-                admin.reset(*name, *to);
+                naming_the_flag({{"invalid position", "--to"}}, [&] { admin.reset(*name, *to); });
                 std::cout << "reset group " << *name << " to " << *to << "\n";
                 return 0;
             });

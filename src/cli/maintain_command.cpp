@@ -72,6 +72,7 @@ int maintain(const GlobalOptions& global, const MaintainOptions& options) {
 }  // namespace
 
 void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::string& prefix) {
+    flags.prefix = prefix;
     cmd.add_option("--" + prefix + "lease", flags.lease,
                    "how long the maintainer's lease lasts unrenewed (renewed every third of it): how long the "
                    "log goes without a maintainer after one vanished")
