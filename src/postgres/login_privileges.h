@@ -10,7 +10,7 @@ namespace tributary::postgres {
 struct LoginPrivileges {
     std::string user;                  ///< session_user: whom `tributary grant` must name
     bool member = false;               ///< a member of the group role (directly or through others)
-    std::vector<std::string> missing;  ///< the group role's privileges it lacks, e.g. "SELECT on tributary.gates"
+    std::vector<std::string> missing;  ///< the group role's privileges it lacks, e.g. SELECT on tributary.gates
 };
 
 /// Connects as `conninfo` and compares its privileges in schema tributary

@@ -1,6 +1,6 @@
 -- The privileges group role $1 holds in schema tributary (sql/privileges/20_roles.sql) that the
 -- session's role lacks, one per row, each object by name: the schema's, then tables' and views'
--- ("SELECT on tributary.gates"), columns', functions' ("EXECUTE on tributary.loader_claim"). None
+-- (SELECT on tributary.gates), columns', functions' (EXECUTE on tributary.loader_claim). None
 -- when it holds them all, however (a member of $1, the owner, a superuser, grants of its own), and
 -- none when $1 does not exist. Reads only the catalogs, which every role may.
 WITH group_role AS (SELECT oid FROM pg_roles WHERE rolname = $1),
