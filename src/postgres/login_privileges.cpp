@@ -1,7 +1,5 @@
 #include "login_privileges.h"
 
-#include <memory>
-
 #include <pqxx/pqxx>
 
 #include "core/errors.h"
