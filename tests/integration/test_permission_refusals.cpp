@@ -87,20 +87,20 @@ TEST_CASE("each command refused a privilege names the role it needs and the gran
         {{"maintain"}, "", "maintainer"},
         {{"console", "--listen", "127.0.0.1:0"}, "admin", "console"},
     };
-    for (const auto& refusal : refusals) {
+    for (std::size_t i = 0; i < refusals.size(); ++i) {
+        const auto& refusal = refusals[i];
         std::string command;
         for (const auto& a : refusal.args) command += a + " ";
-        DYNAMIC_SECTION(command << "as " << (refusal.held.empty() ? "nobody" : refusal.held)) {
-            LoginRole login(db, "login");
-            if (!refusal.held.empty()) run_tributary(db.url(), {"grant", refusal.held, login.name()});
-            // A long-running command that did not refuse would run for its --max-runtime and exit 0.
-            const auto done = run_tributary(as_user(db.url(), login.name()), refusal.args, 1);
-            check_refusal(done, login.name(), refusal.needed);
-            // Refused at start: no pass, no worker, no read was tried.
-            CHECK_THAT(done.err, !Catch::Contains("starting"));
-            CHECK_THAT(done.err, !Catch::Contains("pass failed"));
-            CHECK_THAT(done.err, !Catch::Contains("read failed"));
-        }
+        INFO(command << "as " << (refusal.held.empty() ? "nobody" : refusal.held));
+        LoginRole login(db, "login" + std::to_string(i));
+        if (!refusal.held.empty()) run_tributary(db.url(), {"grant", refusal.held, login.name()});
+        // A long-running command that did not refuse would run for its --max-runtime and exit 0.
+        const auto done = run_tributary(as_user(db.url(), login.name()), refusal.args, 1);
+        check_refusal(done, login.name(), refusal.needed);
+        // Refused at start: no pass, no worker, no read was tried.
+        CHECK_THAT(done.err, !Catch::Contains("starting"));
+        CHECK_THAT(done.err, !Catch::Contains("pass failed"));
+        CHECK_THAT(done.err, !Catch::Contains("read failed"));
     }
 }
 
