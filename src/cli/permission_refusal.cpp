@@ -16,20 +16,11 @@ namespace {
 /// (or the loader's) role, not SELECT on that view. A command group
 /// ("source", "group", ...) stands for all its subcommands.
 const std::map<std::string, CommandRole> kCommandRoles = {
-    {"migrate", {"", ""}},
-    {"grant", {"", ""}},
-    {"run", {"loader", ""}},
-    {"status", {"admin", "loader"}},
-    {"source", {"admin", ""}},
-    {"group", {"admin", ""}},
-    {"dlq", {"admin", ""}},
-    {"retention", {"admin", ""}},
-    {"log", {"admin", "loader"}},
-    {"consume", {"consumer", ""}},
-    {"tail", {"consumer", "admin"}},
-    {"receive", {"receiver", ""}},
-    {"maintain", {"maintainer", ""}},
-    {"console", {"console", ""}},
+    {"migrate", {"", "", true}},      {"grant", {"", "", true}},       {"run", {"loader", ""}},
+    {"status", {"admin", "loader"}},  {"source", {"admin", ""}},       {"group", {"admin", ""}},
+    {"dlq", {"admin", ""}},           {"retention", {"admin", ""}},    {"log", {"admin", "loader"}},
+    {"consume", {"consumer", ""}},    {"tail", {"consumer", "admin"}}, {"receive", {"receiver", ""}},
+    {"maintain", {"maintainer", ""}}, {"console", {"console", ""}},
 };
 
 std::string full_name(const std::string& kind) { return "tributary_" + kind; }
@@ -67,10 +58,12 @@ CommandRole role_for(const std::string& command) {
 std::string permission_refusal(const std::string& command, const std::string& refused, const std::string& conninfo) {
     const auto role = role_for(command);
     std::string text = refused + "\n";
-    if (role.kind.empty()) {
-        const auto who = login(conninfo, {"admin", ""});
+    if (role.owner) {
+        const auto who = login(conninfo, {"admin", "", false});  // for the login's name only
         return text + owner_refusal(command, who ? who->user : "this role");
     }
+    if (role.kind.empty())
+        return text + "  `tributary " + command + "` needs a group role: see `tributary grant --help`\n";
     const auto who = login(conninfo, role);
     const std::string user = who ? who->user : "USER";
     text += "  `tributary " + command + "` needs the role " + full_name(role.kind) +
@@ -84,7 +77,7 @@ std::string permission_refusal(const std::string& command, const std::string& re
 }
 
 std::string grant_to_run(const std::string& kind, const std::string& conninfo) {
-    const auto who = login(conninfo, {kind, ""});
+    const auto who = login(conninfo, {kind, "", false});
     return "tributary grant " + kind + " " + (who ? who->user : "USER");
 }
 

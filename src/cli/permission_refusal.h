@@ -5,10 +5,11 @@
 namespace tributary::cli {
 
 /// Who may run a command: one of tributary's group roles, by the short name
-/// `tributary grant` takes ("loader"), or else the schema's owner.
+/// `tributary grant` takes ("loader"), or the schema's owner.
 struct CommandRole {
-    std::string kind;         ///< "loader", "admin", ...; empty: the schema's owner (`migrate`, `grant`)
+    std::string kind;         ///< "loader", "admin", ...; empty: none known
     std::string alternative;  ///< another group role that also may ("" if none)
+    bool owner = false;       ///< the schema's owner's command (`migrate`, `grant`)
 };
 
 /// The role `command` (its path: "run", "group list") needs, inferred from
