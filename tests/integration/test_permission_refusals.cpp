@@ -104,6 +104,21 @@ TEST_CASE("each command refused a privilege names the role it needs and the gran
     }
 }
 
+TEST_CASE("a command that does without a role it lacks says which grant would give it", "[refusals]") {
+    TestDatabase db;
+    run_tributary(db.url(), {"group", "create", "g"});
+    LoginRole consumer(db, "consumer");
+    run_tributary(db.url(), {"grant", "consumer", consumer.name()});
+    // The consumer reads group_status, not which partitions the groups hold back.
+    const auto list = run_tributary(as_user(db.url(), consumer.name()), {"group", "list"});
+    CHECK_THAT(list.out, Catch::Contains("\ng "));
+    CHECK_THAT(list.err,
+               Catch::Contains("cannot tell which partitions groups hold back: permission denied for function "
+                               "partition_retention (that needs the role tributary_admin: tributary grant "
+                               "admin " +
+                               consumer.name() + ")\n"));
+}
+
 TEST_CASE("the long-running commands name the privileges they lack, before the first pass", "[refusals]") {
     TestDatabase db;
     LoginRole consumer(db, "consumer");
