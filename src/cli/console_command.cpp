@@ -68,7 +68,7 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
     if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions,
-                         {"console", "LISTEN for the live tail and prepared statements"}, stop))
+                         {"console", "LISTEN for the live tail and prepared statements"}, "tributary_console", stop))
         return exit_ok;
 
     postgres::PostgresConsoleStore store(db, options.max_sessions);

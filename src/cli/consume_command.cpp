@@ -14,6 +14,7 @@
 #include "flag_checks.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
+#include "postgres/login_privileges.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_group_log.h"
 #include "postgres/postgres_session.h"
@@ -70,13 +71,16 @@ postgres::SessionKeeping sessions_for(const std::string& db, bool poll_only) {
 
 /// The group's settings; while the database cannot be reached (a supervisor
 /// started us before PostgreSQL), waits and retries rather than exiting.
-/// Nothing when stopped meanwhile; GroupNotFound for an unknown group.
+/// Nothing when stopped meanwhile; GroupNotFound for an unknown group,
+/// PermissionDenied for a role without tributary_consumer's privileges.
 std::optional<FoundGroup> find_group(const std::string& db, const std::string& group, bool poll_only,
                                      StopSignal& stop) {
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
         try {
             const auto keeping = sessions_for(db, poll_only);
+            // Refused once, here, rather than at every read.
+            postgres::require_privileges_of(db, "tributary_consumer");
             postgres::PostgresSession session(db, keeping);
             postgres::PostgresGroupAdmin admin(session);
             auto status = admin.status(group);

@@ -49,4 +49,10 @@ std::string url_problem(const std::string& url) {
     return {};
 }
 
+std::string naming_the_flag(const std::vector<CarriedBy>& flags, const std::string& message) {
+    for (const auto& carried : flags)
+        if (message.rfind(carried.refusal, 0) == 0) return std::string(carried.flag) + ": " + message;
+    return message;
+}
+
 }  // namespace tributary::cli

@@ -2,8 +2,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "postgres/sql_errors.h"
 
 namespace tributary::cli {
 
@@ -25,5 +28,29 @@ CLI::Validator duration_value();
 /// without spaces (a CR/LF would split a log line, a control byte reach a
 /// request line); empty when it is one.
 std::string url_problem(const std::string& url);
+
+/// A value the SQL API refuses (postgres::InvalidRequest) is named by its
+/// message the way the API's caller gave it ("invalid position 'x'": the
+/// function's p_from); on the command line, the flag that carried it says
+/// more. `refusal` is how such a message starts, `flag` how the user gave
+/// the value: {"invalid position", "--to"}.
+struct CarriedBy {
+    const char* refusal;
+    const char* flag;
+};
+
+/// The message with the flag in front ("--to: invalid position 'x'") when it
+/// starts with one of `flags`' refusals; else the message as it is.
+std::string naming_the_flag(const std::vector<CarriedBy>& flags, const std::string& message);
+
+/// Runs `call`; an InvalidRequest comes out naming the flag (naming_the_flag).
+template <typename Call>
+auto naming_the_flag(const std::vector<CarriedBy>& flags, Call&& call) -> decltype(call()) {
+    try {
+        return call();
+    } catch (const postgres::InvalidRequest& e) {
+        throw postgres::InvalidRequest(naming_the_flag(flags, e.what()));
+    }
+}
 
 }  // namespace tributary::cli

@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "core/errors.h"
 #include "core/names.h"
 #include "duration.h"
 #include "flag_checks.h"
+#include "permission_refusal.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_retention.h"
 #include "postgres/postgres_session.h"
@@ -45,6 +47,11 @@ Holds retention_holds(postgres::PostgresSession& session, const std::string& db)
     Holds out;
     try {
         for (auto& h : postgres::PostgresRetention(session, db).holders()) out[h.group] = std::move(h.partitions);
+    } catch (const PermissionDenied& e) {
+        spdlog::warn(
+            "group list: cannot tell which partitions groups hold back: {} (that needs the role "
+            "tributary_admin: {})",
+            e.what(), grant_to_run("admin", db));
     } catch (const std::exception& e) {
         spdlog::warn("group list: cannot tell which partitions groups hold back: {}", e.what());
     }
@@ -135,7 +142,8 @@ void add_create(CLI::App& group, const GlobalOptions& global, Action& action) {
             check_group_name(options->spec.name);
             options->spec.lease = interval_of(options->lease);
             return with_admin(global, [&](postgres::PostgresGroupAdmin& admin) {
-                const int id = admin.create(options->spec);
+                const int id = naming_the_flag({{"invalid pattern", "--pattern"}, {"invalid position", "--from"}},
+                                               [&] { return admin.create(options->spec); });
                 std::cout << "created group " << options->spec.name << " (id " << id << ")\n";
                 return 0;
             });
@@ -168,7 +176,7 @@ void add_reset(CLI::App& group, const GlobalOptions& global, Action& action) {
     cmd->callback([&global, &action, name, to] {
         action = [&global, name, to] {
             return with_admin(global, [&](postgres::PostgresGroupAdmin& admin) {
-                admin.reset(*name, *to);
+                naming_the_flag({{"invalid position", "--to"}}, [&] { admin.reset(*name, *to); });
                 std::cout << "reset group " << *name << " to " << *to << "\n";
                 return 0;
             });

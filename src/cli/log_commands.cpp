@@ -77,9 +77,10 @@ int repartition(const GlobalOptions& global, int max_events) {
 }
 
 void add_repartition(CLI::App& log, const GlobalOptions& global, Action& action) {
-    auto* cmd = log.add_subcommand(
-        "repartition", "Empty the default partition: move its events into partitions of their own (safe while "
-                       "loaders and consumers run)");
+    auto* cmd =
+        log.add_subcommand("repartition",
+                           "Empty the default partition: move its events into partitions of their own (safe while "
+                           "loaders and consumers run)");
     auto max_events = std::make_shared<int>(100000);
     cmd->add_option("--max-events", *max_events, "events moved in one transaction, under one lock of the log")
         ->check(CLI::Range(1, 10000000));

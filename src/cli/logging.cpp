@@ -39,6 +39,35 @@ bool is_key(std::string_view key) {
     return true;
 }
 
+/// A record's message on one line: PostgreSQL's errors end with a newline
+/// (libpq's texts), and a HINT or DETAIL adds lines of their own; a log
+/// shipper, or a person reading the journal, must see one record per line.
+std::string one_line(std::string_view text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\n' && text[i] != '\r') {
+            out += text[i];
+            continue;
+        }
+        while (i + 1 < text.size() && std::isspace(static_cast<unsigned char>(text[i + 1]))) ++i;
+        out += ' ';
+    }
+    return out;
+}
+
+/// `%*` of the text format: the message, on one line.
+class TextMessage : public spdlog::custom_flag_formatter {
+public:
+    void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+        const auto line = one_line(std::string_view(msg.payload.data(), msg.payload.size()));
+        dest.append(line.data(), line.data() + line.size());
+    }
+
+    std::unique_ptr<spdlog::custom_flag_formatter> clone() const override { return std::make_unique<TextMessage>(); }
+};
+
 /// `%*`: the whole record as one JSON object. Our messages start with
 /// key=value pairs ("source=orders.eu worker=w2 ..."): they become fields.
 class JsonRecord : public spdlog::custom_flag_formatter {
@@ -65,7 +94,7 @@ public:
             }
             text.remove_prefix(space + 1);
         }
-        record["msg"] = std::string(text);
+        record["msg"] = one_line(text);
         // Messages quote what sources sent: never let a bad byte break a line.
         const auto line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         dest.append(line.data(), line.data() + line.size());
@@ -89,7 +118,9 @@ void set_up_logging(const std::string& level, const std::string& format) {
         formatter->add_flag<JsonRecord>('*', host).set_pattern("%*");
         logger->set_formatter(std::move(formatter));
     } else {
-        logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ host=" + host + " pid=%P %v");
+        auto formatter = std::make_unique<spdlog::pattern_formatter>();
+        formatter->add_flag<TextMessage>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%l%$ host=" + host + " pid=%P %*");
+        logger->set_formatter(std::move(formatter));
     }
     spdlog::set_default_logger(logger);
     spdlog::set_level(spdlog::level::from_str(level));

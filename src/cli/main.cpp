@@ -11,6 +11,7 @@
 #include "command.h"
 #include "core/errors.h"
 #include "logging.h"
+#include "permission_refusal.h"
 #include "postgres/sql_errors.h"
 #include "usage_error.h"
 #include "version/build_version.h"
@@ -24,6 +25,22 @@ std::string GlobalOptions::database_url() const {
 }
 
 namespace {
+
+/// The chosen command as typed, without its options: "run", "group list".
+std::string command_path(const CLI::App& app) {
+    std::string path;
+    for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+        at = at->get_subcommands().front();
+        path += (path.empty() ? "" : " ") + at->get_name();
+    }
+    return path;
+}
+
+/// A message for the terminal: libpq's texts end with a newline of their own.
+std::string trimmed(std::string text) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+}
 
 int run_cli(int argc, char** argv) {
     CLI::App app{"tributary: collects events from many sources into PostgreSQL, exactly once", "tributary"};
@@ -72,11 +89,24 @@ int run_cli(int argc, char** argv) {
         std::cerr << "tributary: " << e.what() << "\n";
         return 2;
     } catch (const DatabaseUnavailable& e) {
-        std::cerr << "tributary: " << e.what() << "\n"
+        std::cerr << "tributary: " << trimmed(e.what()) << "\n"
                   << "  check --db / TRIBUTARY_DATABASE_URL and that PostgreSQL is running\n";
         return 1;
+    } catch (const PermissionDenied& e) {
+        // Every refusal of a privilege, whichever statement met it: the role to grant, and to whom.
+        std::cerr << "tributary: " << permission_refusal(command_path(app), e.what(), global.database_url());
+        return 1;
+    } catch (const pqxx::sql_error& e) {
+        // Statements sent outside a PostgresSession (the migrator's, grant's) arrive untranslated.
+        if (postgres::is_permission_denied(e)) {
+            std::cerr << "tributary: "
+                      << permission_refusal(command_path(app), postgres::server_message(e), global.database_url());
+            return 1;
+        }
+        std::cerr << "tributary: " << postgres::server_message(e) << "\n";
+        return 1;
     } catch (const std::exception& e) {
-        std::cerr << "tributary: " << e.what() << "\n";
+        std::cerr << "tributary: " << trimmed(e.what()) << "\n";
         return 1;
     }
 }

@@ -47,7 +47,7 @@ int maintain(const GlobalOptions& global, const MaintainOptions& options) {
     StopSignal stop;
     SignalWatcher signals(stop);
     if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions,
-                         {"maintain", "prepared statements and session settings"}, stop))
+                         {"maintain", "prepared statements and session settings"}, "tributary_maintainer", stop))
         return exit_ok;
     MaintainerProcess process(db, options.maintainer, maintenance::unique_holder_name());
     auto& maintainer = process.maintainer();
@@ -73,6 +73,7 @@ int maintain(const GlobalOptions& global, const MaintainOptions& options) {
 }  // namespace
 
 void add_maintainer_flags(CLI::App& cmd, MaintainerFlags& flags, const std::string& prefix) {
+    flags.prefix = prefix;
     cmd.add_option("--" + prefix + "lease", flags.lease,
                    "how long the maintainer's lease lasts unrenewed (renewed every third of it): how long the "
                    "log goes without a maintainer after one vanished")

@@ -13,7 +13,8 @@ maintenance::MaintainerTimings MaintainerFlags::timings() const {
     timings.lease = parse_duration(lease);
     timings.interval = parse_duration(interval);
     // The lease is renewed every third of it: below a second, one slow round trip would cost it.
-    if (timings.lease < std::chrono::seconds(1)) throw UsageError("the maintainer's lease must be at least 1s");
+    if (timings.lease < std::chrono::seconds(1))
+        throw UsageError("--" + prefix + "lease '" + lease + "': the maintainer's lease must be at least 1s, e.g. 30s");
     return timings;
 }
 

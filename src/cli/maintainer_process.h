@@ -25,6 +25,8 @@ struct MaintainerFlags {
     /// --archive-command, --archive-format (no prefix in `run` either).
     std::string archive_command;
     std::string archive_format = "csv";
+    /// How the flags are spelt in this command ("" in `maintain`, "maintainer-" in `run`), for messages.
+    std::string prefix;
 
     /// Parsed; throws UsageError (an interval or lease that is not a duration, a lease under 1 s).
     maintenance::MaintainerTimings timings() const;

@@ -10,6 +10,7 @@
 #include "nullable_json.h"
 #include "postgres/postgres_retention.h"
 #include "postgres/postgres_session.h"
+#include "usage_error.h"
 
 namespace tributary::cli {
 
@@ -33,14 +34,29 @@ std::string shown_keep(const std::optional<std::int64_t>& ms) {
 }
 
 /// A duration as parse_duration reads it, or whole days ("30d"): retention
-/// is counted in days far more often than in hours.
+/// is counted in days far more often than in hours. A refusal names --keep.
 std::int64_t keep_ms(const std::string& text) {
     if (text.size() > 1 && text.size() < 8 && text.back() == 'd' &&
         text.find_first_not_of("0123456789") == text.size() - 1) {
         const std::int64_t days = std::stoll(text.substr(0, text.size() - 1));
         if (days > 0) return days * 86400000LL;
     }
-    return parse_duration(text).count();
+    try {
+        return parse_duration(text).count();
+    } catch (const UsageError&) {
+        throw UsageError("--keep: invalid duration '" + text +
+                         "': use a positive number of days (d), hours (h), "
+                         "minutes (m) or seconds (s), e.g. 30d");
+    }
+}
+
+/// --max-size, as parse_byte_size reads it; a refusal names the flag.
+std::int64_t max_bytes(const std::string& text) {
+    try {
+        return parse_byte_size(text);
+    } catch (const UsageError& e) {
+        throw UsageError(std::string("--max-size: ") + e.what());
+    }
 }
 
 struct SetOptions {
@@ -70,7 +86,7 @@ void add_set(CLI::App& retention, const GlobalOptions& global, Action& action) {
             postgres::RetentionPolicy policy;
             policy.pattern = options->pattern;
             if (!options->keep.empty()) policy.keep_ms = keep_ms(options->keep);
-            if (!options->max_size.empty()) policy.max_bytes = parse_byte_size(options->max_size);
+            if (!options->max_size.empty()) policy.max_bytes = max_bytes(options->max_size);
             policy.drop_unconsumed = options->drop_unconsumed;
             policy.archive = options->archive;
             return with_retention(global, [&](postgres::PostgresRetention& retention) {

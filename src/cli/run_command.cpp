@@ -29,6 +29,7 @@
 #include "metrics/log_metrics.h"
 #include "metrics/metrics_server.h"
 #include "page_buffer_memory.h"
+#include "permission_refusal.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
 #include "postgres/migrator.h"
@@ -170,8 +171,10 @@ void take_part_in_maintenance(const std::string& db, const MaintainerFlags& flag
             process.maintainer().run(stop);
             return;
         } catch (const maintenance::MaintainerForbidden& e) {
-            spdlog::warn("maintainer: this process takes no part in maintaining the log (loading goes on): {}",
-                         e.what());
+            spdlog::warn(
+                "maintainer: this process takes no part in maintaining the log (loading goes on): {} (the "
+                "maintainer's functions need the role tributary_maintainer: {})",
+                e.what(), grant_to_run("maintainer", db));
             return;
         } catch (const std::exception& e) {
             spdlog::error("maintainer: stopped on an error, trying again in {} ms: {}", lease.count(), e.what());
@@ -197,7 +200,8 @@ int run(const GlobalOptions& global, RunOptions& options) {
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
     RunLimits limits(max_runtime, options.max_runtime, options.max_rss_mb, postgres::shown_database(db), stop);
     if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_loader_functions,
-                         {"run", "advisory locks, LISTEN and prepared statements"}, stop, max_runtime))
+                         {"run", "advisory locks, LISTEN and prepared statements"}, "tributary_loader", stop,
+                         max_runtime))
         return exit_ok;  // stopped while waiting
     if (options.until_idle) {
         // A catch-up run asks every source; an empty answer from before

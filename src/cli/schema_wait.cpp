@@ -5,16 +5,19 @@
 #include <spdlog/spdlog.h>
 
 #include "core/errors.h"
+#include "postgres/login_privileges.h"
 
 namespace tributary::cli {
 
 bool wait_for_schema(const std::string& db, postgres::Migrator::Needs needs, const OwnSessions& sessions,
-                     const StopSignal& stop, std::chrono::milliseconds max_runtime) {
+                     const std::string& group_role, const StopSignal& stop, std::chrono::milliseconds max_runtime) {
     const auto deadline = std::chrono::steady_clock::now() + max_runtime;
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
         try {
             require_own_sessions(db, sessions);  // first: the schema check's session sets timeouts
+            // The role next: a role without it cannot even read which migrations are applied.
+            postgres::require_privileges_of(db, group_role);
             postgres::Migrator(db).require_current(needs);
             if (said) spdlog::info("database reachable again; starting");
             return true;

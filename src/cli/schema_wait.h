@@ -17,7 +17,14 @@ namespace tributary::cli {
 /// schema that is not what the command `needs` is an error, and so is a
 /// database still away when `max_runtime` (if not zero) is over: cron must
 /// not pile up waiting processes. False when stopped while waiting.
+///
+/// Before anything else, that `sessions` are the database's own and not a
+/// pooler's shared ones (SharedSessionsRefused); then, that the login role
+/// holds every privilege of `group_role` (e.g. "tributary_loader"):
+/// PermissionDenied if not, so that the command refuses once at start rather
+/// than failing at every pass.
 bool wait_for_schema(const std::string& db, postgres::Migrator::Needs needs, const OwnSessions& sessions,
-                     const StopSignal& stop, std::chrono::milliseconds max_runtime = std::chrono::milliseconds::zero());
+                     const std::string& group_role, const StopSignal& stop,
+                     std::chrono::milliseconds max_runtime = std::chrono::milliseconds::zero());
 
 }  // namespace tributary::cli

@@ -9,6 +9,7 @@
 #include "core/idle_pause.h"
 #include "core/outage_log.h"
 #include "core/stop_signal.h"
+#include "flag_checks.h"
 #include "nullable_json.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
@@ -60,7 +61,9 @@ int tail(const GlobalOptions& global, const TailOptions& options) {
     postgres::PostgresSession session(global.database_url(), found.keeping);
     postgres::PostgresLogReader reader(session);
     const std::string from = !options.from.empty() ? options.from : options.follow ? "end" : "beginning";
-    auto position = reader.position(from);
+    // The API names what it refused (a position, a pattern); the message names the flag too.
+    const std::vector<CarriedBy> flags = {{"invalid pattern", "--pattern"}, {"invalid position", "--from"}};
+    auto position = naming_the_flag(flags, [&] { return reader.position(from); });
     OutageLog outages("tail pattern=" + options.pattern);
     // --follow waits for the loaders' commit hints, with a 5 s fallback;
     // --poll-only polls, 50 ms doubling to 1 s.
@@ -72,7 +75,7 @@ int tail(const GlobalOptions& global, const TailOptions& options) {
     while (!stop.stop_requested()) {
         std::vector<postgres::PositionedEvent> events;
         try {
-            events = reader.read(options.pattern, position, kReadSize);
+            events = naming_the_flag(flags, [&] { return reader.read(options.pattern, position, kReadSize); });
             outages.up();
             outage.reset();
         } catch (const DatabaseUnavailable& e) {

@@ -135,6 +135,12 @@ void Consumer::work(Heartbeat& heartbeat, OutageLog& outages) {
             fatal_ = true;
             stop_.request_stop();
             break;
+        } catch (const PermissionDenied& e) {
+            // A grant revoked while consuming (`consume` checks the role at start): retrying grants nothing.
+            spdlog::error("{} {}: this role no longer holds tributary_consumer's privileges", context_, e.what());
+            fatal_ = true;
+            stop_.request_stop();
+            break;
         } catch (const DatabaseUnavailable& e) {
             outages.down(e.what());
             pause_after_error(outage, pending);

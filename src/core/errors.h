@@ -20,4 +20,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// The database refused this login role something its command needs
+/// (SQLSTATE 42501, insufficient_privilege): a grant is missing, and no
+/// retry helps. Commands stop on it; the CLI says which group role to grant
+/// (src/cli/permission_refusal.h).
+class PermissionDenied : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 }  // namespace tributary

@@ -120,6 +120,8 @@ PassSummary Loader::run_once() {
             turn = load_source(source);
         } catch (const DatabaseUnavailable&) {
             throw;  // the whole pass is moot; run() waits for the database
+        } catch (const PermissionDenied&) {
+            throw;  // no source can be loaded without the role: the worker stops
         } catch (const std::exception& e) {
             // A bug or an unexpected library error must not stop the others.
             spdlog::warn("source={} worker={} unexpected error, skipped this pass: {}", source.name, options_.worker,
@@ -153,6 +155,9 @@ TurnReport Loader::load_source(const Source& source) {
     try {
         return fetch_and_store(source, claim, claimed_at);
     } catch (const DatabaseUnavailable&) {
+        abandon_slot(source, claim.lease);
+        throw;
+    } catch (const PermissionDenied&) {
         abandon_slot(source, claim.lease);
         throw;
     } catch (const std::exception& e) {
@@ -441,6 +446,8 @@ void Loader::run(bool until_idle) {
             database_away = true;
             ports_.clock.sleep_for(outage.next());
             continue;
+        } catch (const PermissionDenied&) {
+            throw;  // retrying grants nothing; `run` refuses at start, this is a grant revoked since
         } catch (const std::exception& e) {
             // E.g. the source list locked by a migration: wait and try again;
             // a worker that gave up would silently shrink the process.

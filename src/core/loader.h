@@ -86,11 +86,13 @@ public:
     Loader(Ports ports, LoaderOptions options, const StopSignal& stop, LoaderObserver& observer = no_observer());
 
     /// One pass over the sources that are due. Throws DatabaseUnavailable when
-    /// the database is away (the pass is abandoned; nothing was half-stored).
+    /// the database is away (the pass is abandoned; nothing was half-stored),
+    /// PermissionDenied when it refuses this role a privilege.
     PassSummary run_once();
 
     /// Passes until stopped (a deadline is a stop too) or, with `until_idle`,
     /// until a pass finds nothing to do; sleeps until the next source is due.
+    /// Throws PermissionDenied: without its privileges a worker loads nothing.
     void run(bool until_idle);
 
     /// One source's turn (exposed for tests).

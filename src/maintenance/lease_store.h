@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/errors.h"
 #include "maintenance_step.h"
 
 namespace tributary::maintenance {
@@ -13,9 +14,9 @@ namespace tributary::maintenance {
 /// The role the maintainer connects as may not execute the maintainer's functions (it is not a
 /// member of tributary_maintainer). Not routine: `maintain` fails on it, `run` warns once and goes
 /// on loading without a maintainer.
-class MaintainerForbidden : public std::runtime_error {
+class MaintainerForbidden : public PermissionDenied {
 public:
-    using std::runtime_error::runtime_error;
+    using PermissionDenied::PermissionDenied;
 };
 
 /// The port to the one maintainer lease all processes compete for (tributary.maintainer_lease).

@@ -11,14 +11,6 @@ namespace sql = statements::maintainer;
 constexpr const char* kLimits = "maintainer_limits";
 constexpr const char* kFence = "maintainer_fence";
 
-/// 42501. libpqxx 6.4 leaves sqlstate() empty for some errors it raises as
-/// insufficient_privilege: then the server's message says it.
-bool is_permission_denied(const pqxx::sql_error& e) {
-    if (e.sqlstate() == "42501") return true;
-    return dynamic_cast<const pqxx::insufficient_privilege*>(&e) != nullptr ||
-           (e.sqlstate().empty() && std::string(e.what()).find("permission denied") != std::string::npos);
-}
-
 }  // namespace
 
 MaintainerFence::MaintainerFence(PostgresSession& session, std::chrono::milliseconds lease)
@@ -39,10 +31,8 @@ void MaintainerFence::translate(const pqxx::sql_error& e) { throw_if_maintainer_
 
 void throw_if_maintainer_error(const pqxx::sql_error& e) {
     if (e.sqlstate() == "TR001") throw maintenance::LeaseLost(server_message(e));
-    if (is_permission_denied(e))
-        throw maintenance::MaintainerForbidden(
-            server_message(e) +
-            " (the maintainer's functions need a role in tributary_maintainer: tributary grant maintainer USER)");
+    // What to grant is said by whoever catches it: `maintain` stops with the refusal, `run` warns.
+    if (is_permission_denied(e)) throw maintenance::MaintainerForbidden(server_message(e));
 }
 
 }  // namespace tributary::postgres

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "postgres/statements.h"
 #include "session_settings.h"
+#include "sql_errors.h"
 
 namespace tributary::postgres {
 
@@ -165,7 +166,7 @@ void ensure_partitions_ahead(pqxx::connection& connection) {
             spdlog::info("created partition {} of the log", row[0].as<std::string>());
         tx.commit();
     } catch (const pqxx::sql_error& e) {
-        spdlog::warn("could not create the log's next partitions now (the maintainer will): {}", e.what());
+        spdlog::warn("could not create the log's next partitions now (the maintainer will): {}", server_message(e));
     }
 }
 
@@ -243,16 +244,17 @@ std::vector<std::string> Migrator::migrate() {
         const bool applied_definitions = migration == pending.back() &&
                                          apply_definitions(tx, definitions_, definitions_digest_, roles, true, defined);
         tx.commit();
-        spdlog::info("applied migration {}", migration->name);
+        // `migrate` prints what it applied; the log says it only at debug, so that it is said once.
+        spdlog::debug("applied migration {}", migration->name);
         done.push_back(migration->name);
         if (applied_definitions)
-            for (const auto& name : defined) spdlog::info("applied definitions {}", name);
+            for (const auto& name : defined) spdlog::debug("applied definitions {}", name);
     }
     if (pending.empty()) {
         pqxx::work tx(*connection);
         if (apply_definitions(tx, definitions_, definitions_digest_, roles, false, defined)) {
             tx.commit();
-            for (const auto& name : defined) spdlog::info("applied definitions {}", name);
+            for (const auto& name : defined) spdlog::debug("applied definitions {}", name);
         }
     }
     done.insert(done.end(), defined.begin(), defined.end());

@@ -24,8 +24,8 @@ PostgresDefaultPartition::Outcome PostgresDefaultPartition::move_next(int max_ev
             const auto rows = tx.exec_params(sql::move, max_events, below);
             if (rows.empty()) return out;
             const auto& r = rows[0];
-            out.moved = DefaultPartitionMove{r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                                             r[3].as<std::int64_t>(), r[4].as<double>(), r[5].as<double>()};
+            out.moved = DefaultPartitionMove{r[0].as<std::string>(),  r[1].as<std::string>(), r[2].as<std::string>(),
+                                             r[3].as<std::int64_t>(), r[4].as<double>(),      r[5].as<double>()};
             return out;
         });
     } catch (const pqxx::sql_error& e) {

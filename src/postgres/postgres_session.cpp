@@ -4,6 +4,7 @@
 
 #include "core/errors.h"
 #include "session_settings.h"
+#include "sql_errors.h"
 
 namespace tributary::postgres {
 
@@ -91,6 +92,8 @@ void PostgresSession::translate_failure(const std::exception& e) {
             throw DatabaseUnavailable(std::string("PostgreSQL ended the session: ") + e.what());
         }
         throw_if_schema_missing(*sql);
+        // No retry or reconnect grants a privilege: the command stops and says which role it needs.
+        if (is_permission_denied(*sql)) throw PermissionDenied(server_message(*sql));
     }
     if (connection_ && !connection_->is_open()) {
         disconnect();

@@ -18,7 +18,8 @@ namespace tributary::postgres {
 ///
 /// `run` translates the ways a session dies (server gone, connection cut,
 /// backend terminated, COMMIT outcome unknown) into DatabaseUnavailable and
-/// drops the connection, so the next call starts a fresh session. Session
+/// drops the connection, so the next call starts a fresh session; a
+/// permission refused (42501) into PermissionDenied. Session
 /// state (advisory locks) dies with it: `generation` tells holders (see
 /// PostgresSourceTurn).
 ///

@@ -126,9 +126,10 @@ void wait_until(Done done, const std::string& what, std::chrono::seconds cap = 1
 
 /// The partition the newest event is in, and whether partitions reach past the counter.
 bool partitions_ahead_of_writers(const TestDatabase& db) {
-    return db.scalar("SELECT (SELECT max(to_tx) FROM tributary.partitions) > tributary.next_xid() "
-                     "AND (SELECT tableoid::regclass::text FROM tributary.events ORDER BY seq DESC LIMIT 1) "
-                     "<> 'tributary.events_default'") == "t";
+    return db.scalar(
+               "SELECT (SELECT max(to_tx) FROM tributary.partitions) > tributary.next_xid() "
+               "AND (SELECT tableoid::regclass::text FROM tributary.events ORDER BY seq DESC LIMIT 1) "
+               "<> 'tributary.events_default'") == "t";
 }
 
 }  // namespace

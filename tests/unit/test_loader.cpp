@@ -122,6 +122,27 @@ TEST_CASE("the lock is released on every path out of a source's turn") {
     CHECK(rig.db.events[1].empty());
 }
 
+TEST_CASE("a privilege refused mid-run stops the worker rather than failing the source at every pass") {
+    Rig rig;
+    rig.fetcher.produce(1, 1, 10);
+    rig.fetcher.produce(2, 1, 10);
+    rig.turn.fail_next_append = [] { throw PermissionDenied("permission denied for table events"); };
+    // Not recorded as the source's failure (no grant comes by backing off), and not skipped for the
+    // next source: the pass, and Loader::run, end on it.
+    CHECK_THROWS_AS(rig.loader.run_once(), PermissionDenied);
+    CHECK(rig.turn.failures == 0);
+    CHECK(rig.turn.appends == 1);
+
+    Rig running;
+    running.fetcher.produce(1, 1, 10);
+    running.turn.fail_next_append = [] { throw PermissionDenied("permission denied for table events"); };
+    running.clock.on_sleep = [&] {
+        if (running.clock.sleeps.size() == 5) running.stop.request_stop();  // never reached, unless it retried
+    };
+    CHECK_THROWS_AS(running.loader.run(false), PermissionDenied);
+    CHECK(running.clock.sleeps.empty());
+}
+
 TEST_CASE("a failing source backs off while the others keep loading") {
     Rig rig;
     rig.fetcher.produce(2, 1, 3000);

@@ -5,16 +5,18 @@
 -- is neither idle nor in flight, and its last turn ended in that good answer, not in a release
 -- after a stop, which sets no last_success_at) is shown `throttled`, as one refused with a 429 is. A pushed or
 -- published source (no gate, no cursor) has its name, switch and kind (the last column), NULLs else.
+-- Ages are never negative: a loader stamps its request with its own transaction's now(), which may be
+-- later than this statement's now() (and "-0.0s ago" helps nobody).
 SELECT s.name, s.enabled,
        CASE WHEN g.state = 'ok' AND NOT g.drained AND g.lease = g.closed_lease
                  AND g.next_allowed_at > g.last_success_at + s.interval_ms * interval '1 ms'
             THEN 'throttled' ELSE g.state END,
        c.last_event_id, c.events_stored, g.failures,
-       extract(epoch FROM now() - g.last_request)::float8,
-       extract(epoch FROM now() - g.last_success_at)::float8,
+       greatest(extract(epoch FROM now() - g.last_request)::float8, 0),
+       greatest(extract(epoch FROM now() - g.last_success_at)::float8, 0),
        CASE WHEN g.next_allowed_at > now() THEN extract(epoch FROM g.next_allowed_at - now())::float8 ELSE 0 END,
        g.last_error,
-       extract(epoch FROM now() - g.last_error_at)::float8,
+       greatest(extract(epoch FROM now() - g.last_error_at)::float8, 0),
        g.backlog,
        f.pid, f.holder_user, f.application,
        to_char(f.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), f.reason,
