@@ -66,6 +66,8 @@ void add_source_edit_command(CLI::App& source, const GlobalOptions& global, Acti
     auto check = std::make_shared<bool>(false);
     edit->add_option("NAME", *name, "source name")->required();
     settings->declare(*edit);
+    // A flag not given keeps what is stored: `source add`'s defaults mean nothing here.
+    for (CLI::Option* option : edit->get_options()) option->default_str("");
     auto* rewind_option = edit->add_option(
         "--rewind-to", *rewind_to,
         "move the cursor here with the change (an id for after-id, else a position; \"\" = the start): "

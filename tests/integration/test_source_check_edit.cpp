@@ -4,11 +4,13 @@
 // loaders take the change at their next turn (docs/sources.md "Checking a source", "Editing a
 // source"). Through the real binary, against PostgreSQL and the source server.
 
+#include <csignal>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "support/child_process.h"
+#include "support/login_role.h"
 #include "support/source_server.h"
 #include "support/stored_truth.h"
 #include "support/test_database.h"
@@ -231,7 +233,7 @@ TEST_CASE("source edit keeps the cursor, asks for a rewind, or refuses, and reco
               "edited orders: has_more, next, paginate, url (revision 1); cursor rewound from "
               "evt-0000000025 to \"\"\n");
         const auto row = status_by_name(db.url())["orders"];
-        CHECK(row["paging"] == "cursor");
+        CHECK(row["paginate"] == "cursor");
         CHECK(row["last_rewind"]["from"] == "evt-0000000025");
         CHECK(row["last_rewind"]["to"] == "");
         CHECK(db.scalar("SELECT rewound_from || ' -> [' || rewound_to || ']' FROM tributary.source_edits") ==
@@ -276,14 +278,32 @@ TEST_CASE("a running loader takes an edit at its next turn, and a failing source
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     REQUIRE(status_by_name(db.url())["orders"]["state"] == "failing");
     REQUIRE(db.scalar("SELECT next_allowed_at > now() + interval '5 s' FROM tributary.gates") == "t");
+    const auto backoff_until = db.scalar("SELECT next_allowed_at FROM tributary.gates");
 
     run_tributary(db.url(), {"source", "edit", "orders", "--url", server.style_url("after-key", "lv.0")});
-    // Due again after its interval, by the database's clock, not after the backoff.
-    CHECK(db.scalar("SELECT next_allowed_at <= now() + interval '1 s' FROM tributary.gates") == "t");
     for (int i = 0; i < 600 && stored_of(db, "orders") < kBacklog; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     loader.signal(SIGTERM);
     REQUIRE(loader.wait_for(std::chrono::seconds(20)) == 0);
     check_stored_exactly_once(db, server, "orders", "lv.0", "after-key");
     CHECK(status_by_name(db.url())["orders"]["state"] == "ok");
+    // Asked again after its interval, not after the backoff, by the database's clock.
+    CHECK(db.scalar("SELECT last_success_at < '" + backoff_until + "'::timestamptz FROM tributary.gates") == "t");
+}
+
+TEST_CASE("a loader or an admin may check a source; only an admin may edit one", "[source-check][source-edit]") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "ro.", "--backlog", "3"});
+    add_source(db, "orders", after_key_flags(server, "ro.0"));
+    LoginRole loader(db, "loader"), admin(db, "admin");
+    run_tributary(db.url(), {"grant", "loader", loader.name()});
+    run_tributary(db.url(), {"grant", "admin", admin.name()});
+    for (const auto& role : {loader.name(), admin.name()})
+        CHECK_THAT(run_tributary(as_user(db.url(), role), {"source", "check", "orders"}).out,
+                   Catch::Contains("ok: the loader would store 3 records"));
+    CHECK_THAT(
+        run_tributary(as_user(db.url(), loader.name()), {"source", "edit", "orders", "--interval-ms", "3"}, 1).err,
+        Catch::Contains("permission denied"));
+    run_tributary(as_user(db.url(), admin.name()), {"source", "edit", "orders", "--interval-ms", "3"});
+    CHECK(db.scalar("SELECT edited_by FROM tributary.source_edits") == admin.name());
 }
