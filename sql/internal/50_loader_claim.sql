@@ -68,11 +68,15 @@ BEGIN
             decision := 'locked';
             RETURN;
         END IF;
-        IF p_revision IS NOT NULL
-           AND NOT EXISTS (SELECT FROM tributary.sources s WHERE s.id = p_source AND s.revision = p_revision) THEN
-            decision := 'changed';
-            PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
-            RETURN;
+        -- Nested, so that the query is planned only when a revision is
+        -- given: the three-argument form also runs while migration 0013
+        -- applies these definitions, before sources.revision exists.
+        IF p_revision IS NOT NULL THEN
+            IF NOT EXISTS (SELECT FROM tributary.sources s WHERE s.id = p_source AND s.revision = p_revision) THEN
+                decision := 'changed';
+                PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+                RETURN;
+            END IF;
         END IF;
         -- The lease counts up, and never below the clock (in ms): a claim
         -- that a PostgreSQL crash forgot is not handed out again, so a close
