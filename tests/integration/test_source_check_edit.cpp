@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <pqxx/pqxx>
 
 #include "support/child_process.h"
 #include "support/login_role.h"
@@ -306,4 +307,24 @@ TEST_CASE("a loader or an admin may check a source; only an admin may edit one",
         Catch::Contains("permission denied"));
     run_tributary(as_user(db.url(), admin.name()), {"source", "edit", "orders", "--interval-ms", "3"});
     CHECK(db.scalar("SELECT edited_by FROM tributary.source_edits") == admin.name());
+}
+
+TEST_CASE("an edit waits for a turn in flight at the source to end", "[source-edit]") {
+    TestDatabase db;
+    SourceServer server({"--sources", "1", "--prefix", "wt.", "--backlog", "1"});
+    add_source(db, "orders", after_key_flags(server, "wt.0"));
+    // A turn in flight holds the source's lock, as loader_claim takes it (the loaders' namespace).
+    pqxx::connection turn(db.url());
+    pqxx::nontransaction(turn).exec("SELECT pg_advisory_lock(x'74726962'::int, (SELECT id FROM tributary.sources))");
+    ChildProcess edit(tributary_args(db.url(), {"source", "edit", "orders", "--interval-ms", "9"}));
+    const std::string waiting =
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = "
+        "(SELECT oid FROM pg_database WHERE datname = current_database())";
+    for (int i = 0; i < 400 && db.scalar(waiting) == "0"; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(db.scalar(waiting) == "1");
+    CHECK(db.scalar("SELECT revision FROM tributary.sources") == "0");
+    pqxx::nontransaction(turn).exec("SELECT pg_advisory_unlock_all()");
+    REQUIRE(edit.wait_for(std::chrono::seconds(30)) == 0);
+    CHECK(db.scalar("SELECT revision || ' ' || interval_ms FROM tributary.sources") == "1 9");
 }
