@@ -32,7 +32,9 @@ SELECT CASE
     -- Records of the cursor's page already taken: a smaller page may not hold them.
     WHEN p_setting = 'batch_size' THEN CASE WHEN p_taken > p_batch_size THEN 'rewind' ELSE 'keep' END
     WHEN p_setting IN ('url', 'headers', 'interval_ms', 'timeout_ms', 'payload', 'limit_param', 'params',
-                       'has_more', 'end_of_stream', 'lookback_s', 'allow_redirect_host', 'auth') THEN 'keep'
+                       'has_more', 'end_of_stream', 'lookback_s', 'allow_redirect_host', 'auth',
+                       -- The cursor is still the last record read; the page at it holds it again or not.
+                       'inclusive') THEN 'keep'
     -- records, newest_first, paginate, cursor_param, next, time_field, first_page, and anything newer.
     ELSE 'rewind'
 END $$;

@@ -40,6 +40,49 @@ SELECT jsonb_build_object(
            'batches_in_flight', coalesce(p_in_flight, 0), 'retries_waiting', coalesce(p_retries, 0),
            'dead_letters', coalesce(p_dead, 0), 'holds_partitions', coalesce(p_holds, 0)) $$;
 
+-- Keeps the matches (consumer_groups.source_bits) of the groups (p_name, or
+-- all: NULL) whose wildcard pattern has none, as a group's own read would
+-- (lease_fresh): a change to the sources clears them in every group, and
+-- until each group's next read every page matched its pattern against every
+-- source's name again (about 4 ms a pattern at 10 000 sources, on each
+-- request) -- for an idle group, forever. The console calls this before
+-- reading the overview, the groups or a group, in a statement of its own
+-- (its pages read one snapshot, which must see what this stored): the cost
+-- is paid once per change to the sources, by one request. Safe as
+-- lease_fresh is: the rows are locked first and matched in a later
+-- statement, whose snapshot sees every change to the sources committed
+-- before the lock; a change that commits after it waits for the lock (its
+-- trigger updates every group row) and clears them again. A row locked by a
+-- read is skipped (the read keeps its matches). Does nothing outside READ
+-- COMMITTED (a later statement's snapshot would be no newer) or in a
+-- read-only transaction. Returns how many groups it stored matches for.
+-- Called by: the console, before GET /api/overview, /api/groups and
+-- /api/groups/NAME.
+CREATE OR REPLACE FUNCTION tributary.console_keep_group_matches(p_name text) RETURNS int
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_ids int[];
+    v_pattern text;
+    v_bits bit varying;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed'
+       OR current_setting('transaction_read_only')::boolean THEN
+        RETURN 0;
+    END IF;
+    -- A pattern without wildcards is one source, found by its name: nothing to keep.
+    v_ids := ARRAY(SELECT cg.id FROM tributary.consumer_groups cg
+                    WHERE (p_name IS NULL OR cg.name = p_name) AND cg.source_bits IS NULL
+                      AND cg.pattern ~ '(^|\.)[*>](\.|$)' AND cg.pattern <> '>'
+                    ORDER BY cg.id
+                      FOR NO KEY UPDATE SKIP LOCKED);
+    FOR v_pattern IN SELECT DISTINCT cg.pattern FROM tributary.consumer_groups cg WHERE cg.id = ANY (v_ids) LOOP
+        v_bits := tributary.matching_source_bits(v_pattern);    -- once per pattern, after the lock
+        UPDATE tributary.consumer_groups cg SET source_bits = v_bits WHERE cg.id = ANY (v_ids) AND cg.pattern = v_pattern;
+    END LOOP;
+    RETURN cardinality(v_ids);
+END $$;
+
 -- {"groups": [row, ...]} by name. Each group's backlog is counted once, up
 -- to console_list_cap() (console_group_status); retention's view of the partitions once.
 -- Called by: the console, GET /api/groups.

@@ -98,8 +98,10 @@ DROP FUNCTION IF EXISTS tributary.console_group_status(text);
 -- a change to the sources cleared (consumer_groups.source_bits NULL, until
 -- the group's next read) is matched once per call, not once per group
 -- (24 ms a pattern at 10 000 sources: 100 idle groups cost 2.4 s through
--- the view). The matches are not kept: only a group's own read may store
--- them (lease_fresh).
+-- the view). The matches are not kept here (a STABLE function, one
+-- snapshot): the console keeps them first, in a statement of its own
+-- (console_keep_group_matches), so this matches again only the patterns of
+-- groups whose rows a read held locked at that moment.
 -- Called by: console_overview, console_groups, console_group.
 CREATE OR REPLACE FUNCTION tributary.console_group_status(p_name text, p_cap bigint)
 RETURNS TABLE (name text, pattern text, ordered boolean, max_deliveries int, events_behind bigint,

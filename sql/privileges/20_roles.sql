@@ -223,6 +223,7 @@ BEGIN
             tributary.console_source(text),
             tributary.console_groups(),
             tributary.console_group(text, int, int),
+            tributary.console_keep_group_matches(text),
             tributary.console_pause(text),
             tributary.console_resume(text),
             tributary.console_nudge(text),

@@ -85,6 +85,7 @@ void check_style_flags(const ReadingFlags& f, PagingStyle style) {
     only(!f.lookback.empty(), "--lookback", {S::time});
     only(f.first_page != 1, "--first-page", {S::page});
     only(!f.allowed_hosts.empty(), "--allow-redirect-host", {S::link});
+    only(f.inclusive, "--inclusive", {S::after_id, S::after_key});
     only(f.cursor_param_given, "--cursor-param", {S::after_id, S::after_key, S::cursor, S::time, S::page, S::offset});
     only(!f.start.empty(), "--start", {S::after_key, S::cursor, S::link, S::time, S::page, S::offset});
     if (style == S::cursor && f.next.empty())
@@ -137,6 +138,9 @@ void ReadingFlags::declare(CLI::App& add) {
     add.add_option("--first-page", first_page, "page: the number of the first page")
         ->capture_default_str()
         ->check(decimal_in(0, 1000000000));
+    add.add_flag("--inclusive", inclusive,
+                 "after-id, after-key: the cursor parameter is inclusive (id_gte, PostgREST's gte.): a page may "
+                 "start with the last record stored");
     add.add_option("--allow-redirect-host", allowed_hosts, "link: a host next links may lead to (repeatable)");
     add.add_option("--start", start, "initial cursor of a style other than after-id (a key, token, URL, time...)");
     add.add_option("--bearer-env", bearer_env, "send Authorization: Bearer $VAR");
@@ -180,6 +184,11 @@ void ReadingFlags::apply_to(postgres::SourceSpec& spec) const {
     check_pointer("--time-field", paging.time_field = time_field);
     if (!lookback.empty()) paging.lookback = std::chrono::duration_cast<std::chrono::seconds>(parse_duration(lookback));
     paging.first_page = first_page;
+    paging.inclusive = inclusive;
+    if (inclusive && spec.batch_size < 2)
+        throw UsageError(
+            "--inclusive needs --batch-size 2 or more: a page of one record would hold only the "
+            "cursor's own");
     for (const auto& host : allowed_hosts)
         if (host.empty() || host.find_first_of("/:@ \t\r\n?#") != std::string::npos)
             throw UsageError("invalid --allow-redirect-host '" + host + "': a host name, e.g. api.example.com");

@@ -29,6 +29,7 @@ struct ReadingFlags {
     std::string next, has_more, end_of_stream, time_field;
     std::string lookback;  ///< empty: none
     std::int64_t first_page = 1;
+    bool inclusive = false;
     std::vector<std::string> allowed_hosts;
     std::string start;
     std::string bearer_env, basic_env;

@@ -120,7 +120,8 @@ void add_receive_command(CLI::App& app, const GlobalOptions& global, Action& act
     cmd->add_option("--metrics-listen", options->metrics_listen,
                     "serve /metrics (Prometheus) and /healthz on HOST:PORT, e.g. 127.0.0.1:9188");
     cmd->add_option("--max-queued-events", options->max_queued_events,
-                    "events waiting to be committed at most; past it, requests are answered 503 with Retry-After")
+                    "events waiting to be committed at most; past it, requests are answered 503 with Retry-After "
+                    "(413 for one request of more events than this)")
         ->capture_default_str()
         ->check(decimal_in(1, std::int64_t{1} << 30));
     cmd->add_option("--max-connections", options->max_connections,

@@ -49,6 +49,7 @@ void fill_from(const Source& stored, bool style_changes, SourceSettingsFlags& f)
         if (paging.lookback.count() != 0) r.lookback = std::to_string(paging.lookback.count()) + "s";
         r.first_page = paging.first_page;
         r.allowed_hosts = paging.allowed_hosts;
+        r.inclusive = paging.inclusive;
     }
 
     const EnvAuth& auth = stored.endpoint.auth;

@@ -245,8 +245,12 @@ std::optional<ConsoleResponse> ConsoleApi::refusal(const ConsoleRequest& request
         return error_response(status, error);
     };
     if (!token_) return refused(403, kReadOnly);
+    // Where a request comes from and what it carries before its token: a page on another site, or a
+    // form (text/plain needs no preflight), learns nothing about the token from 401 against 403.
     if (!is_same_origin(request.header("origin"), request.header("host"), request.header("sec-fetch-site")))
         return refused(403, "cross-origin request refused: an action needs an Origin equal to its Host");
+    if (!is_json_content_type(request.header("content-type")))
+        return refused(403, "an action's Content-Type must be application/json");
     const auto authorization = request.header("authorization");
     const auto presented = authorization ? bearer_token(*authorization) : std::nullopt;
     if (!presented || !token_->matches(*presented)) {
@@ -254,8 +258,6 @@ std::optional<ConsoleResponse> ConsoleApi::refusal(const ConsoleRequest& request
         response.headers.emplace_back("WWW-Authenticate", "Bearer");
         return response;
     }
-    if (!is_json_content_type(request.header("content-type")))
-        return refused(403, "an action's Content-Type must be application/json");
     return std::nullopt;
 }
 

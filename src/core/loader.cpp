@@ -30,6 +30,14 @@ SlotClose::Failure slot_failure(FetchResult::Status status) {
     }
 }
 
+/// The cursor parameter as sent, for the messages of the check below. Not
+/// inclusive there: the fetcher has already left out a page's first record
+/// that was the cursor's own (--inclusive).
+SentCursor sent_cursor(const Source& source) {
+    const auto& param = source.paging.cursor_param;
+    return {param.empty() ? default_cursor_param(source.paging.style) : param, false};
+}
+
 }  // namespace
 
 const char* to_string(FailureClass c) {
@@ -234,7 +242,7 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
     TurnReport report{SourceOutcome::failed};
     if (result.status != FetchResult::Status::ok) {
         report = record_failure(source, claim, result, failure_class(result.cause));
-    } else if (auto why = source.keyed_by_id() ? batch_violation(result.events, claim.cursor.id())
+    } else if (auto why = source.keyed_by_id() ? batch_violation(result.events, claim.cursor.id(), sent_cursor(source))
                                                : key_violation(result.events)) {
         // The fetcher validated already; checking again here keeps the
         // promise even for a fetcher that gets it wrong.

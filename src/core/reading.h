@@ -61,6 +61,10 @@ struct Paging {
     std::string time_field;            ///< time: JSON pointer within a record to its timestamp
     std::chrono::seconds lookback{0};  ///< time: re-asked window before the watermark
     std::int64_t first_page = 1;       ///< page: the number of the first page
+    /// after-id, after-key: the cursor parameter is inclusive (id_gte,
+    /// PostgREST's gte.): a page may start with the last record stored,
+    /// which is then not new.
+    bool inclusive = false;
     /// link: hosts a next link may lead to besides the source URL's own.
     std::vector<std::string> allowed_hosts;
 };

@@ -30,6 +30,7 @@
 #include "query_parameters.h"
 #include "rate_limit_headers.h"
 #include "request_credentials.h"
+#include "total_count_header.h"
 
 namespace tributary {
 namespace {
@@ -485,7 +486,16 @@ std::optional<std::string> follow_page(const Source& source, const PagingStrateg
         if (auto* refused = std::get_if<RefusedLink>(&next)) return refused->why;
         link = std::get<std::optional<std::string>>(std::move(next));
     }
-    const PageView view{result.events, page.times, page.next, page.has_more, page.end_of_stream, link};
+    // What the headers say of the whole list, for the styles that count records.
+    const auto next_in_header = next_link(response_header_values(easy, "Link"));
+    const PageView view{result.events,
+                        page.times,
+                        page.next,
+                        page.has_more,
+                        page.end_of_stream,
+                        link,
+                        next_in_header && !next_in_header->empty(),
+                        total_count(response_header_values(easy, "X-Total-Count"))};
     PageOutcome outcome = paging.advance(cursor, view, limit);
     if (outcome.problem) return outcome.problem;
     const auto first_new = std::min(outcome.first_new, result.events.size());

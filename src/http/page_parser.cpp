@@ -192,7 +192,10 @@ ParsedPage parse_checked(std::string_view body, std::string* owned, const Source
     // hostile (64 MiB of tiny records would be millions of events in memory).
     const std::size_t most = std::max(cut * kMostRecordsPerLimit, kMostRecordsAlways);
     const bool cut_early = paths.keyed_by_id && !paths.newest_first;
-    const std::size_t keep = cut_early ? cut : most;
+    // An inclusive cursor's page may start with the record stored last,
+    // which is not new: one more keeps `limit` new ones.
+    const std::size_t id_cut = paths.sent_cursor.inclusive ? cut + 1 : cut;
+    const std::size_t keep = cut_early ? id_cut : most;
 
     ScannedPage scan = scan_page(body, paths, after_id, keep, limits.max_depth);
     if (scan.syntax) return failed(syntax_failure(body, *scan.syntax));
@@ -204,7 +207,7 @@ ParsedPage parse_checked(std::string_view body, std::string* owned, const Source
     ParsedPage page;
     if (auto why = page_problem(body, scan, paths, source.paging, page)) return failed(std::move(*why));
 
-    const Span span = returned(scan, paths, cut);
+    const Span span = returned(scan, paths, id_cut);
     EventBatch events = kept_events(scan, span, body, owned);
     if (paths.newest_first) {
         std::reverse(events.begin(), events.end());

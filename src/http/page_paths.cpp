@@ -116,6 +116,8 @@ std::optional<std::string> compile_page_paths(const Source& source, PagePaths& p
     paths.key_parts = layout.key.size();
     paths.read_times = paging.style == PagingStyle::time && !paging.time_field.empty();
     paths.records_pointer = layout.records ? pointer_words(*layout.records) : "/events";
+    paths.sent_cursor.param = paging.cursor_param.empty() ? default_cursor_param(paging.style) : paging.cursor_param;
+    paths.sent_cursor.inclusive = paging.inclusive;
     if (layout.key.empty()) return "a record needs a key: no --key is set";
     if (paths.keyed_by_id && layout.key.size() != 1)
         return "--paginate after-id takes exactly one --key (an integer id), not " + std::to_string(layout.key.size());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/batch_rules.h"
 #include "core/source.h"
 #include "strict_json_reader.h"
 
@@ -55,6 +56,7 @@ struct PagePaths {
     bool standard = true;         ///< today's protocol: "events" or a bare array
     bool newest_first = false;    ///< RecordLayout::newest_first
     std::string records_pointer;  ///< for messages (--records)
+    SentCursor sent_cursor;       ///< keyed by id: the cursor parameter and whether it is inclusive
 
     // How messages name what they talk about. Today's protocol keyed by id
     // keeps today's words ("event #3: id is missing").

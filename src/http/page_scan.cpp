@@ -275,9 +275,12 @@ private:
         if (!out_.order_problem) {
             const std::size_t index = record_.index;
             if (!paths_.newest_first) {
-                out_.order_problem = id_violation(index, id, previous_id_, after_id_);
+                out_.order_problem = id_violation(index, id, previous_id_, after_id_, paths_.sent_cursor);
+            } else if (id == after_id_ && paths_.sent_cursor.inclusive && (index == 0 || id < previous_id_)) {
+                // Newest first, the cursor's own record comes last: any
+                // after it is below the cursor.
             } else if (id <= after_id_) {
-                out_.order_problem = id_violation(index, id, id, after_id_);
+                out_.order_problem = id_violation(index, id, id, after_id_, paths_.sent_cursor);
             } else if (index > 0 && id >= previous_id_) {
                 out_.order_problem = fmt::format(
                     "ids not strictly decreasing (records come newest first): event #{} has id {} after id {}", index,
@@ -287,11 +290,21 @@ private:
         previous_id_ = id;
     }
 
+    /// Today's protocol wraps each record as {"id", "payload"}; an API's own
+    /// records have no "payload": say how to read them as they are.
+    std::string missing_payload(const RecordKey& key) const {
+        const std::string missing = fmt::format("{}: {} is missing", label(key), paths_.payload_name);
+        if (!paths_.standard) return missing;
+        if (out_.records_at_top)
+            return missing + ": an API's own records? --records \"\" stores each of a bare array whole";
+        return missing + ": an API's own records? --records /events stores each whole";
+    }
+
     std::optional<std::string> problem_of_record(RecordKey& key) const {
         if (!record_.duplicate.empty())
             return fmt::format("{} #{}: duplicate member {}", paths_.record_noun, record_.index, record_.duplicate);
         if (auto why = read_key(key)) return fmt::format("{} #{}: {}", paths_.record_noun, record_.index, *why);
-        if (!record_.has_payload) return fmt::format("{}: {} is missing", label(key), paths_.payload_name);
+        if (!record_.has_payload) return missing_payload(key);
         if (record_.payload_nul)
             return fmt::format("{}: {} has U+0000 in {}, which PostgreSQL jsonb cannot store", label(key),
                                paths_.payload_name, record_.payload_nul);

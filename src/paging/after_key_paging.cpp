@@ -1,6 +1,7 @@
 #include "after_key_paging.h"
 
 #include "cursor_kind.h"
+#include "inclusive_cursor.h"
 #include "page_end.h"
 #include "page_query.h"
 #include "shown_text.h"
@@ -18,10 +19,18 @@ PageOutcome AfterKeyPaging::advance(const Cursor& at, const PageView& page, int 
     const auto& position = at.position();
     PageOutcome outcome;
     outcome.next = at;
-    outcome.at_end = page_is_last(page, limit);
+    outcome.at_end = keyed_page_is_last(page, limit);
     if (page.records.empty()) return outcome;
 
     const auto& last = page.records.back().key;
+    // An inclusive parameter's page starts with the last record stored; a
+    // page of it alone is the end of the stream.
+    if (paging_.inclusive && !position.empty() && page.records.front().key == position) {
+        if (auto stuck = inclusive_stuck(page, limit)) return refused_page(at, *stuck);
+        outcome.first_new = 1;
+        outcome.at_end = inclusive_page_is_last(outcome.at_end, page);
+        if (page.records.size() == 1) return outcome;
+    }
     // An API that does not know the parameter answers the first page again
     // and again: its last key is then the one asked after, forever.
     if (!position.empty() && last == position)

@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "counted_page.h"
 #include "cursor_kind.h"
 #include "page_end.h"
 #include "page_query.h"
@@ -39,6 +40,11 @@ PageOutcome OffsetPaging::advance(const Cursor& at, const PageView& page, int li
     const auto size = static_cast<std::int64_t>(page.records.size());
     if (*offset > std::numeric_limits<std::int64_t>::max() - size)
         return refused_page(at, "--paginate offset: the offset overflows after " + std::to_string(*offset));
+
+    // The offset after a page is only right if the API served the page at
+    // the offset sent, of no more than the limit asked.
+    const CountedPage counted{"the page at offset " + std::to_string(*offset), *offset + size};
+    if (auto unsized = counted_page_problem(counted, page, limit, paging_)) return refused_page(at, *unsized);
 
     PageOutcome outcome;
     // An empty page keeps the position's text as it is: the very cursor it

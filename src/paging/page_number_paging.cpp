@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "counted_page.h"
 #include "cursor_kind.h"
 #include "page_end.h"
 #include "page_query.h"
@@ -19,20 +20,18 @@ std::string no_page_number(const Cursor& at) {
 
 }  // namespace
 
-std::optional<std::string> PageNumberPaging::larger_than_asked(std::int64_t number, const PageView& page,
-                                                               int limit) const {
-    // Whether a page is full is told by its size only if the API serves
-    // pages of the limit asked. One that serves more (it ignores the limit
-    // parameter) makes a page of limit records look full while it may still
-    // grow: moving on would lose what it gains. Without a word from the
-    // source (--has-more, --end-of-stream) that cannot be told apart.
-    if (page.has_more || page.end_of_stream || page.records.size() <= static_cast<std::size_t>(limit))
-        return std::nullopt;
-    const std::string ignored =
-        paging_.limit_param.empty() ? std::string("its page size") : "the API ignored " + paging_.limit_param;
-    return "page " + std::to_string(number) + " holds " + std::to_string(page.records.size()) +
-           " records, more than the " + std::to_string(limit) + " asked (" + ignored +
-           "): set --batch-size to the API's page size";
+CountedPage PageNumberPaging::counted(std::int64_t number, const PageView& page, int limit) const {
+    CountedPage counted{"page " + std::to_string(number), std::nullopt};
+    // Records before this page's end, if every page before it held the
+    // limit asked: what the style assumes unless the body says where the
+    // end is (an API paging by its own size).
+    if (page.has_more || page.end_of_stream || number < paging_.first_page || limit <= 0) return counted;
+    const std::int64_t before = number - paging_.first_page;
+    const auto size = static_cast<std::int64_t>(page.records.size());
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    if (before > (kMax - size) / limit) return counted;
+    counted.through = before * limit + size;
+    return counted;
 }
 
 std::optional<std::int64_t> PageNumberPaging::page_number(const Cursor& at) const {
@@ -57,7 +56,12 @@ PageOutcome PageNumberPaging::advance(const Cursor& at, const PageView& page, in
         return refused_page(at, "page " + std::to_string(*number) + " shrank from " + std::to_string(taken) + " to " +
                                     std::to_string(size) + " records (the list is not append-only?)");
 
-    if (auto unsized = larger_than_asked(*number, page, limit)) return refused_page(at, *unsized);
+    // A page number is only a place in the list when pages hold the limit
+    // asked: a page of another size (the API ignores the limit) would make
+    // a page look full that may still grow, or the last page one that never
+    // ends, and the page after it lose or repeat records.
+    if (auto unsized = counted_page_problem(counted(*number, page, limit), page, limit, paging_))
+        return refused_page(at, *unsized);
 
     PageOutcome outcome;
     outcome.first_new = taken;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/reading.h"
+#include "counted_page.h"
 #include "paging_strategy.h"
 
 namespace tributary {
@@ -22,7 +23,7 @@ public:
 
 private:
     std::optional<std::int64_t> page_number(const Cursor& at) const;
-    std::optional<std::string> larger_than_asked(std::int64_t number, const PageView& page, int limit) const;
+    CountedPage counted(std::int64_t number, const PageView& page, int limit) const;
     Paging paging_;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,12 @@ struct PageView {
     /// header's rel="next"), made absolute against the URL asked and already
     /// checked against the hosts it may lead to by the fetcher.
     std::optional<std::string> link_next;
+    /// Read from the answer's headers for every style: whether its Link
+    /// header names a rel="next" page, and its X-Total-Count (the records
+    /// of the whole list as the API counts them; unset when absent or no
+    /// number). The styles that count records check them (page_size.h).
+    bool link_header_next = false;
+    std::optional<std::int64_t> total_count;
 };
 
 /// A page's verdict.

@@ -21,6 +21,7 @@ const Statement kSources{"console_sources", sql::sources};
 const Statement kSource{"console_source", sql::source};
 const Statement kGroups{"console_groups", sql::groups};
 const Statement kGroup{"console_group", sql::group};
+const Statement kKeepGroupMatches{"console_keep_group_matches", sql::keep_group_matches};
 const Statement kPause{"console_pause", sql::pause};
 const Statement kResume{"console_resume", sql::resume};
 const Statement kNudge{"console_nudge", sql::nudge};
@@ -29,7 +30,8 @@ const Statement kReset{"console_reset", sql::reset};
 
 std::unique_ptr<PostgresSession> new_session(const std::string& url) {
     auto session = std::make_unique<PostgresSession>(url);
-    for (const auto& s : {kOverview, kSources, kSource, kGroups, kGroup, kPause, kResume, kNudge, kReplay, kReset})
+    for (const auto& s :
+         {kOverview, kSources, kSource, kGroups, kGroup, kKeepGroupMatches, kPause, kResume, kNudge, kReplay, kReset})
         session->prepare(s.name, s.text);
     return session;
 }
@@ -88,13 +90,17 @@ PostgresConsoleStore::PostgresConsoleStore(std::string database_url, int max_ses
 PostgresConsoleStore::~PostgresConsoleStore() = default;
 
 template <typename... Args>
-std::string PostgresConsoleStore::document(const char* statement, Args&&... args) {
+std::string PostgresConsoleStore::document(const GroupMatches& matches, const char* statement, Args&&... args) {
     Borrowed borrowed(*this);
     try {
         // PostgresSession::run turns a lost connection into DatabaseUnavailable (and reconnects
         // on the next call); what the function raised comes out as a pqxx::sql_error.
         return borrowed.session().run([&](pqxx::connection& c) {
             pqxx::nontransaction tx(c);
+            // In a statement of its own, before the page's: the page reads one snapshot, which
+            // must see the matches kept.
+            if (matches.keep)  // a null const char* is SQL's NULL: every group
+                tx.exec_prepared(kKeepGroupMatches.name, matches.group ? matches.group->c_str() : nullptr);
             const pqxx::row row = tx.exec_prepared1(statement, std::forward<Args>(args)...);
             return row[0].as<std::string>();
         });
@@ -103,33 +109,34 @@ std::string PostgresConsoleStore::document(const char* statement, Args&&... args
     }
 }
 
-std::string PostgresConsoleStore::overview() { return document(kOverview.name); }
+std::string PostgresConsoleStore::overview() { return document({true, std::nullopt}, kOverview.name); }
 
 std::string PostgresConsoleStore::sources(const console::SourceQuery& query) {
-    return document(kSources.name, query.pattern, query.state, query.sort, query.descending, query.limit, query.offset);
+    return document({}, kSources.name, query.pattern, query.state, query.sort, query.descending, query.limit,
+                    query.offset);
 }
 
-std::string PostgresConsoleStore::source(const std::string& name) { return document(kSource.name, name); }
+std::string PostgresConsoleStore::source(const std::string& name) { return document({}, kSource.name, name); }
 
-std::string PostgresConsoleStore::groups() { return document(kGroups.name); }
+std::string PostgresConsoleStore::groups() { return document({true, std::nullopt}, kGroups.name); }
 
 std::string PostgresConsoleStore::group(const std::string& name, const console::DeadLetterQuery& query) {
-    return document(kGroup.name, name, query.limit, query.offset);
+    return document({true, name}, kGroup.name, name, query.limit, query.offset);
 }
 
-std::string PostgresConsoleStore::pause(const std::string& source) { return document(kPause.name, source); }
+std::string PostgresConsoleStore::pause(const std::string& source) { return document({}, kPause.name, source); }
 
-std::string PostgresConsoleStore::resume(const std::string& source) { return document(kResume.name, source); }
+std::string PostgresConsoleStore::resume(const std::string& source) { return document({}, kResume.name, source); }
 
-std::string PostgresConsoleStore::nudge(const std::string& source) { return document(kNudge.name, source); }
+std::string PostgresConsoleStore::nudge(const std::string& source) { return document({}, kNudge.name, source); }
 
 std::string PostgresConsoleStore::replay(const std::string& group, std::optional<std::int64_t> seq) {
-    if (seq) return document(kReplay.name, group, *seq);
-    return document(kReplay.name, group, static_cast<const char*>(nullptr));  // every dead letter
+    if (seq) return document({}, kReplay.name, group, *seq);
+    return document({}, kReplay.name, group, static_cast<const char*>(nullptr));  // every dead letter
 }
 
 std::string PostgresConsoleStore::reset(const std::string& group, const std::string& to) {
-    return document(kReset.name, group, to);
+    return document({}, kReset.name, group, to);
 }
 
 }  // namespace tributary::postgres

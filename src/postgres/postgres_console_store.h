@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,17 @@ public:
 private:
     class Borrowed;
 
-    /// Runs one console statement with `args` on a borrowed session; returns its one text.
+    /// The groups whose matches a page needs kept first (console_keep_group_matches: where a
+    /// change to the sources cleared them): none, every group (group unset), or one.
+    struct GroupMatches {
+        bool keep = false;
+        std::optional<std::string> group;
+    };
+
+    /// Runs one console statement with `args` on a borrowed session, after keeping `matches`;
+    /// returns its one text.
     template <typename... Args>
-    std::string document(const char* statement, Args&&... args);
+    std::string document(const GroupMatches& matches, const char* statement, Args&&... args);
 
     std::string database_url_;
     std::mutex mutex_;

@@ -75,6 +75,7 @@ std::string reading_json(const RecordLayout& layout, const Paging& paging, const
     put_if(out, "time_field", paging.time_field);
     if (paging.lookback.count() != 0) out["lookback_s"] = paging.lookback.count();
     if (paging.first_page != defaults.first_page) out["first_page"] = paging.first_page;
+    if (paging.inclusive) out["inclusive"] = true;
     if (!paging.allowed_hosts.empty()) out["allow_redirect_host"] = paging.allowed_hosts;
     if (!auth.empty()) out["auth"] = auth_json(auth);
     return out.dump();
@@ -104,6 +105,7 @@ void read_reading_json(const std::string& text, Source& source) {
         paging.time_field = json.value("time_field", "");
         paging.lookback = std::chrono::seconds(json.value("lookback_s", std::int64_t{0}));
         paging.first_page = json.value("first_page", paging.first_page);
+        paging.inclusive = json.value("inclusive", false);
         if (json.contains("allow_redirect_host"))
             paging.allowed_hosts = json["allow_redirect_host"].get<std::vector<std::string>>();
         if (json.contains("auth")) read_auth(json["auth"], source.endpoint.auth);

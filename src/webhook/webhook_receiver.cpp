@@ -133,6 +133,14 @@ Reply WebhookReceiver::State::answer_for(const PushedSource& source, const Incom
     if (body.refusal) return refuse(source.name, 400, *body.refusal, spdlog::level::warn);
     const std::size_t events = body.events.size();
     if (events == 0) return stored_reply(source, 0, 0);
+    // The queue's bound holds for one request too: admitted alone into an empty queue, it would
+    // hold more events in memory than the operator allowed.
+    if (events > options.max_queued_events)
+        return refuse(source.name, 413,
+                      "the request holds " + std::to_string(events) + " events, more than the " +
+                          std::to_string(options.max_queued_events) +
+                          " the receiver queues (its --max-queued-events): send them in smaller requests",
+                      spdlog::level::warn);
 
     PushedBatch batch{source.id, source.name, std::move(body.events)};
     const CommitOutcome outcome = committer.submit(batch);

@@ -55,11 +55,13 @@ public:
 /// something stored, 200 when every key was stored already. 503 with
 /// Retry-After when the database cannot be reached, the source is paused or
 /// its secret's variable is not set, or the queue of requests waiting to be
-/// committed is full (memory stays bounded under a flood).
+/// committed is full (memory stays bounded under a flood). 413 for a request
+/// of more events than the queue may hold (max_queued_events): it would
+/// never fit.
 class WebhookReceiver {
 public:
     struct Options {
-        std::size_t max_queued_events = 20000;            ///< beyond: 503
+        std::size_t max_queued_events = 20000;            ///< beyond: 503 (413 for one request beyond it alone)
         std::size_t max_queued_bytes = 64 * 1024 * 1024;  ///< of payloads; beyond: 503
         std::size_t max_commit_events = 5000;             ///< events of one group commit, at most
         std::chrono::milliseconds refresh_every{1000};    ///< the catalogue read again

@@ -256,6 +256,12 @@ TEST_CASE("console: with a token, an action needs it (401) and the same origin (
             "/api/session", {{"Origin", rig.origin()}, {"Authorization", "Bearer " + kToken}}, "{}", "text/plain");
         REQUIRE(plain);
         CHECK(plain->status == 403);
+        // ... with a wrong token too: 403, not 401, so a cross-site form learns nothing of the token.
+        const auto plain_wrong = client.Post(
+            "/api/session", {{"Origin", rig.origin()}, {"Authorization", "Bearer wrong-token"}}, "{}", "text/plain");
+        REQUIRE(plain_wrong);
+        CHECK(plain_wrong->status == 403);
+        CHECK_FALSE(plain_wrong->has_header("WWW-Authenticate"));
         // The token is never logged.
         CHECK(rig.console->err().find(kToken) == std::string::npos);
         CHECK_THAT(rig.console->err(), Catch::Contains("console: refused token check by 127.0.0.1"));

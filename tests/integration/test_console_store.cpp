@@ -332,6 +332,58 @@ TEST_CASE("a group's events behind are counted up to a cap, then said to be at l
     CHECK(json::parse(store.group("all", {}))["events_behind"] == 0);
 }
 
+TEST_CASE("the console keeps the groups' matches a change to the sources cleared, once, skipping a read's",
+          "[console_store]") {
+    TestDatabase db;
+    seed(db);  // billing: 'orders.>'
+    db.exec("SELECT tributary.group_create('wide', '*.>', 'beginning')");
+    db.exec("SELECT tributary.group_create('eu', 'orders.eu', 'beginning')");  // by its name: nothing to keep
+    db.exec("SELECT tributary.group_create('all', '>', 'beginning')");         // every source: nothing to keep
+    ConsoleUser user(db);
+    postgres::PostgresConsoleStore store(user.url);
+    const auto kept = [&db] {
+        return db.scalar(
+            "SELECT coalesce(string_agg(name, ',' ORDER BY name), '') FROM tributary.consumer_groups"
+            " WHERE source_bits IS NOT NULL");
+    };
+    const auto kept_right = [&db] {
+        return db.scalar(
+            "SELECT bool_and(source_bits = tributary.matching_source_bits(pattern)) FROM tributary.consumer_groups"
+            " WHERE source_bits IS NOT NULL");
+    };
+    REQUIRE(kept().empty());  // no group has read yet
+
+    // A group's page keeps that group's; the lists every wildcard group's.
+    const auto wide_behind = json::parse(store.group("wide", {}))["events_behind"];
+    CHECK(kept() == "wide");
+    CHECK(json::parse(store.group("wide", {}))["events_behind"] == wide_behind);
+    CHECK_NOTHROW(json::parse(store.overview()));
+    CHECK(kept() == "billing,wide");
+    CHECK(kept_right() == "t");
+
+    // A source added clears them (the trigger); the next page keeps them again, with it.
+    db.exec("INSERT INTO tributary.sources (name, kind, publishers) VALUES ('orders.ap', 'published', '{app}')");
+    CHECK(kept().empty());
+    CHECK_NOTHROW(json::parse(store.groups()));
+    CHECK(kept() == "billing,wide");
+    CHECK(kept_right() == "t");
+    CHECK(db.scalar("SELECT get_bit(source_bits, (SELECT id FROM tributary.sources WHERE name = 'orders.ap'))"
+                    " FROM tributary.consumer_groups WHERE name = 'billing'") == "1");
+
+    // A group whose row a read holds locked is skipped (the read keeps them), without waiting.
+    db.exec("INSERT INTO tributary.sources (name, kind, publishers) VALUES ('orders.sa', 'published', '{app}')");
+    pqxx::connection reader(db.url());
+    pqxx::work read(reader);
+    read.exec("SELECT 1 FROM tributary.consumer_groups WHERE name = 'wide' FOR NO KEY UPDATE");
+    const auto groups = json::parse(store.groups());
+    CHECK(groups["groups"].size() == 4);
+    CHECK(kept() == "billing");
+    read.commit();
+    CHECK_NOTHROW(json::parse(store.overview()));
+    CHECK(kept() == "billing,wide");
+    CHECK(kept_right() == "t");
+}
+
 TEST_CASE("the store serves several threads from its small pool of sessions", "[console_store]") {
     TestDatabase db;
     seed(db);

@@ -44,7 +44,8 @@ std::vector<std::string> shell_words(const std::string& line) {
     return words;
 }
 
-/// Every `tributary source add` command of the page, its backslash-continued lines joined.
+/// Every `tributary source add` command of the page, its backslash-continued lines joined, but
+/// json-server's.
 std::vector<std::string> source_add_commands(const std::string& path) {
     std::ifstream in(path);
     REQUIRE(in);
@@ -57,7 +58,9 @@ std::vector<std::string> source_add_commands(const std::string& path) {
         command += continues ? line.substr(0, line.size() - 1) : line;
         continuing = continues;
         if (!continuing) {
-            commands.push_back(command);
+            // json-server's lines (its default address) run against the real json-server
+            // instead: test_json_server.cpp.
+            if (command.find("http://localhost:3000/") == std::string::npos) commands.push_back(command);
             command.clear();
         }
     }

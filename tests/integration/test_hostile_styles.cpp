@@ -29,6 +29,7 @@ const std::vector<std::string> kCursor{"--records", "/data", "--paginate", "curs
 const std::vector<std::string> kLink{"--records", "", "--paginate", "link"};
 const std::vector<std::string> kTime{"--records", "/data", "--paginate", "time", "--time-field", "/updated_at"};
 const std::vector<std::string> kPage{"--records", "/results", "--paginate", "page"};
+const std::vector<std::string> kOffset{"--records", "/items", "--paginate", "offset"};
 
 const int kBacklog = 30;
 const int kBatch = 20;
@@ -44,6 +45,15 @@ const std::vector<HostileStyle> kFromTheStart{
     {"no-key", "after-key", kAfterKey, "failing", "key", 0},
     {"key-bool", "cursor", kCursor, "failing", "key", 0},
     {"token-huge", "cursor", kCursor, "failing", "8192", 0},
+    // An API that ignores `limit` (json-server): pages of its own 10 with a next link and a total,
+    // or the whole list from the offset. Counted as asked, the page would sit at "+10", ok, or the
+    // offset run past the list: refused, naming the flag.
+    {"limit-ignored", "page", kPage, "failing",
+     "page 1 holds 10 records, fewer than the 20 asked, yet the answer says more follow (a Link rel=\"next\" and "
+     "X-Total-Count 30): the API ignores limit or caps it; set --limit-param",
+     0},
+    {"limit-ignored", "offset", kOffset, "failing",
+     "the page at offset 0 holds 30 records, more than the 20 asked: the API ignores limit; set --limit-param", 0},
 };
 
 std::string hostile_source(std::size_t i) { return "hs." + std::to_string(i); }

@@ -324,6 +324,8 @@ TEST_CASE("source add's reading flags are checked together; a wrong one exits 2 
     refused({"--paginate", "after-key", "--basic-env", "USER"}, "--basic-env");
     refused({"--paginate", "after-key", "--oauth2-token-url", "http://a.example/t"}, "--client-id-env");
     refused({"--paginate", "after-key", "--param", "=x"}, "--param");
+    refused({"--paginate", "offset", "--inclusive"}, "--inclusive does not apply to --paginate offset");
+    refused({"--inclusive", "--batch-size", "1"}, "--inclusive needs --batch-size 2 or more");
     CHECK(db.scalar("SELECT count(*) FROM tributary.sources") == "0");
 
     run_tributary(db.url(), {"source", "add", "s", "--url", "http://127.0.0.1:9/api", "--paginate", "cursor",
@@ -334,6 +336,10 @@ TEST_CASE("source add's reading flags are checked together; a wrong one exits 2 
     CHECK(listed.find("\"paginate\": \"cursor\"") != std::string::npos);
     CHECK(listed.find("API_TOKEN") != std::string::npos);  // the variable's name, never a value
     CHECK(db.scalar("SELECT position FROM tributary.cursors") == "");
+
+    run_tributary(db.url(), {"source", "add", "gte", "--url", "http://127.0.0.1:9/api", "--cursor-param", "id_gte",
+                             "--inclusive", "--records", ""});
+    CHECK(run_tributary(db.url(), {"source", "list", "--json"}).out.find("\"inclusive\": true") != std::string::npos);
 }
 
 TEST_CASE("status columns fit 19-digit cursors and counts") {

@@ -200,6 +200,21 @@ TEST_CASE("receive: unknown source 404, paused 503, oversize 413, bad bodies 400
     CHECK(rig.stored("paused") == 0);
 }
 
+TEST_CASE("receive: one request of more events than --max-queued-events is 413, saying the limit and the flag",
+          "[receive]") {
+    ReceiverRig rig({"--max-queued-events", "20"});
+    std::string body = "[";
+    for (int i = 1; i <= 25; ++i) body += (i > 1 ? "," : "") + std::string(R"({"id": )") + std::to_string(i) + "}";
+    body += "]";
+    const auto over = rig.post("open", body);
+    REQUIRE(status_of(over) == 413);
+    CHECK_FALSE(over->has_header("Retry-After"));
+    CHECK(nlohmann::json::parse(over->body).at("error") ==
+          "the request holds 25 events, more than the 20 the receiver queues (its --max-queued-events): send them in "
+          "smaller requests");
+    CHECK(rig.stored("open") == 0);
+}
+
 TEST_CASE("receive: array and NDJSON bodies are stored all or nothing", "[receive]") {
     ReceiverRig rig;
     CHECK(status_of(rig.post("open", R"([{"id": 1}, {"id": 2}, {"nokey": 3}])")) == 400);

@@ -25,8 +25,12 @@ struct PageFixture {
     std::optional<bool> has_more;
     std::optional<bool> end_of_stream;
     std::optional<std::string> link_next;
+    bool link_header_next = false;
+    std::optional<std::int64_t> total_count;
 
-    PageView view() const { return PageView{records, times, next, has_more, end_of_stream, link_next}; }
+    PageView view() const {
+        return PageView{records, times, next, has_more, end_of_stream, link_next, link_header_next, total_count};
+    }
 };
 
 /// Records keyed by text (every style but after-id).

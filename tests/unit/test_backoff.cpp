@@ -33,3 +33,17 @@ TEST_CASE("batch rules: strictly increasing ids above the cursor") {
     CHECK(batch_violation({{6, "1"}, {6, "1"}}, 5)->find("not strictly increasing") != std::string::npos);
     CHECK(batch_violation({{7, "1"}, {6, "1"}}, 5)->find("event #1 has id 6 after id 7") != std::string::npos);
 }
+
+TEST_CASE("batch rules: messages name the parameter sent and hint at the likely fix") {
+    const SentCursor since{"since_id", false};
+    CHECK(*batch_violation({{1, "1"}}, 5, since) ==
+          "event #0 has id 1, not greater than the cursor 5 (since_id): the API may ignore since_id (set "
+          "--cursor-param to the parameter it reads)");
+    CHECK(*batch_violation({{5, "1"}}, 5, since) ==
+          "event #0 has id 5, not greater than the cursor 5 (since_id): if the parameter is inclusive, add "
+          "--inclusive");
+    const SentCursor gte{"id_gte", true};
+    CHECK_FALSE(batch_violation({{5, "1"}, {6, "1"}}, 5, gte));
+    CHECK(batch_violation({{5, "1"}, {5, "1"}}, 5, gte));
+    CHECK(batch_violation({{6, "1"}, {5, "1"}}, 5, gte));
+}

@@ -621,8 +621,17 @@ FetchResult parse_batch(std::string_view body, std::int64_t after_id, int limit)
     const json* list = event_list(doc, why);
     if (list == nullptr) return FetchResult::failure(Status::transient, why);
     tributary::EventBatch events(list->size());
-    for (std::size_t i = 0; i < list->size(); ++i)
-        if (auto problem = read_event((*list)[i], i, events[i])) return FetchResult::failure(Status::failing, *problem);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        if (auto problem = read_event((*list)[i], i, events[i])) {
+            // The hint for an API's own records read as today's protocol.
+            const std::string missing = ": payload is missing";
+            if (problem->size() >= missing.size() &&
+                problem->compare(problem->size() - missing.size(), missing.size(), missing) == 0)
+                *problem += doc.is_array() ? ": an API's own records? --records \"\" stores each of a bare array whole"
+                                           : ": an API's own records? --records /events stores each whole";
+            return FetchResult::failure(Status::failing, *problem);
+        }
+    }
     if (auto violation = tributary::batch_violation(events, after_id))
         return FetchResult::failure(Status::failing, *violation);
     const auto keep = static_cast<std::size_t>(std::max(limit, 0));

@@ -321,6 +321,29 @@ TEST_CASE("console api: an action needs a JSON content type and a JSON object bo
     CHECK(rig.api.handle(post("/api/sources/a/resume", "")).status == 200);  // no body is {}
 }
 
+TEST_CASE("console api: origin and content type are checked before the token", "[console]") {
+    // A cross-site form posts text/plain without a preflight: whatever its token, the answer must
+    // not tell a wrong token (401) from a right one.
+    Rig rig;
+    for (const std::string& authorization : std::vector<std::string>{"Bearer wrong", "Bearer " + kToken, ""}) {
+        INFO(authorization);
+        auto plain = post("/api/sources/orders.eu/pause");
+        plain.headers["content-type"] = "text/plain";
+        if (authorization.empty()) plain.headers.erase("authorization");
+        else plain.headers["authorization"] = authorization;
+        const auto refused = rig.api.handle(plain);
+        CHECK(refused.status == 403);
+        CHECK(refused.body.find("Content-Type") != std::string::npos);
+        CHECK_FALSE(header_of(refused, "WWW-Authenticate"));
+
+        auto foreign = plain;
+        foreign.headers["content-type"] = "application/json";
+        foreign.headers["origin"] = "http://evil.example";
+        CHECK(rig.api.handle(foreign).status == 403);
+    }
+    CHECK(rig.store.calls.empty());
+}
+
 TEST_CASE("console api: each action calls its store method", "[console]") {
     Rig rig;
     CHECK(rig.api.handle(post("/api/sources/a/pause")).status == 200);

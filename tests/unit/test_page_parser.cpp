@@ -531,7 +531,8 @@ TEST_CASE("parse_page reads today's protocol keyed by text for the other styles"
     CHECK(shape.batch.error == "top-level object has no \"events\" member");
     const ParsedPage missing = parse(R"({"events":[{"id":"a"}]})", source);
     CHECK(missing.batch.status == Status::failing);
-    CHECK(missing.batch.error == "record #0 (key a): payload is missing");
+    CHECK(missing.batch.error ==
+          "record #0 (key a): payload is missing: an API's own records? --records /events stores each whole");
     const ParsedPage no_key = parse(R"({"events":[{"payload":1}]})", source);
     CHECK(no_key.batch.error == "record #0: key /id is missing");
 }
@@ -560,4 +561,48 @@ TEST_CASE("a page kept whole may hold ten times the limit, or 10 000 records, an
     CHECK_THAT(over.batch.error, Catch::Contains("10001 records, more than 10000") && Catch::Contains("--batch-size"));
     CHECK(parse(body(20000), source, 2000).batch.events.size() == 20000);
     CHECK(parse(body(20001), source, 2000).batch.status == Status::failing);
+}
+
+TEST_CASE("parse_page: a bare array of an API's own records read as today's protocol hints at --records \"\"",
+          "[page_parser]") {
+    const Source source;
+    const ParsedPage page = parse_id(R"([{"id":1,"kind":"order"}])", source);
+    CHECK(page.batch.status == Status::failing);
+    CHECK(page.batch.error ==
+          "event #0 (id 1): payload is missing: an API's own records? --records \"\" stores each of a bare array "
+          "whole");
+}
+
+TEST_CASE("parse_page keyed by id: an inclusive cursor's page may start at the cursor, and keeps limit + 1",
+          "[page_parser]") {
+    Source source = keyed_source("");
+    source.paging.style = PagingStyle::after_id;
+    source.paging.cursor_param = "id_gte";
+    const std::string body = R"([{"id":100},{"id":101},{"id":102},{"id":103}])";
+
+    const ParsedPage exclusive = parse_id(body, source, 100, 2);
+    CHECK(exclusive.batch.status == Status::failing);
+    CHECK(exclusive.batch.error ==
+          "event #0 has id 100, not greater than the cursor 100 (id_gte): if the parameter is inclusive, add "
+          "--inclusive");
+
+    source.paging.inclusive = true;
+    const ParsedPage inclusive = parse_id(body, source, 100, 2);
+    REQUIRE(inclusive.batch.status == Status::ok);
+    CHECK(ids(inclusive) == std::vector<std::int64_t>{100, 101, 102});  // the strategy leaves 100 out
+
+    const ParsedPage behind = parse_id(R"([{"id":7},{"id":8}])", source, 100, 2);
+    CHECK(behind.batch.status == Status::failing);
+    CHECK(behind.batch.error ==
+          "event #0 has id 7, below the cursor 100 (id_gte, inclusive): the API may ignore id_gte (set "
+          "--cursor-param to the parameter it reads)");
+    // Only the first record may be the cursor's.
+    const ParsedPage twice = parse_id(R"([{"id":100},{"id":100}])", source, 100, 2);
+    CHECK(twice.batch.status == Status::failing);
+
+    // Newest first, the cursor's record comes last.
+    source.layout.newest_first = true;
+    const ParsedPage newest = parse_id(R"([{"id":102},{"id":101},{"id":100}])", source, 100, 5);
+    REQUIRE(newest.batch.status == Status::ok);
+    CHECK(ids(newest) == std::vector<std::int64_t>{100, 101, 102});
 }

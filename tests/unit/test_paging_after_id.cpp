@@ -64,3 +64,51 @@ TEST_CASE("after-id refuses a position cursor as a problem, not an exception") {
     REQUIRE(outcome.problem);
     CHECK(outcome.next == Cursor::at("abc"));
 }
+
+TEST_CASE("after-id --inclusive: a page that starts with the cursor's own record stores the rest") {
+    auto paging = paging_of(PagingStyle::after_id);
+    paging.cursor_param = "id_gte";
+    paging.inclusive = true;
+    const auto strategy = make_paging_strategy(paging);
+    CHECK(query_of(strategy->request(Cursor::at_id(100), 3)) == "id_gte=100&limit=3");
+
+    PageFixture page{records_with_ids({100, 101, 102})};
+    auto outcome = strategy->advance(Cursor::at_id(100), page.view(), 3);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.first_new == 1);
+    CHECK(outcome.next == Cursor::at_id(102));
+    CHECK_FALSE(outcome.at_end);
+
+    // The end of the stream: the cursor's record alone. Nothing new, still ok.
+    PageFixture end{records_with_ids({102})};
+    outcome = strategy->advance(Cursor::at_id(102), end.view(), 3);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.first_new == 1);
+    CHECK(outcome.next == Cursor::at_id(102));
+    CHECK(outcome.at_end);
+
+    // Without that record (deleted, or the first page): all new.
+    PageFixture first{records_with_ids({1, 2})};
+    CHECK(strategy->advance(Cursor::at_id(0), first.view(), 3).first_new == 0);
+
+    // A limit of one would ask for the cursor's record forever.
+    outcome = strategy->advance(Cursor::at_id(102), end.view(), 1);
+    REQUIRE(outcome.problem);
+    CHECK_THAT(*outcome.problem, Catch::Contains("raise --batch-size"));
+}
+
+TEST_CASE("after-id: a short page with a Link rel=next is not the end (an API capping its page size)") {
+    const auto strategy = make_paging_strategy(paging_of(PagingStyle::after_id));
+    PageFixture page{records_with_ids({5, 6})};
+    page.link_header_next = true;
+    auto outcome = strategy->advance(Cursor::at_id(4), page.view(), 100);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.next == Cursor::at_id(6));
+    CHECK_FALSE(outcome.at_end);
+    // An empty page is the end, link or not; and the body's word outranks the header.
+    PageFixture empty;
+    empty.link_header_next = true;
+    CHECK(strategy->advance(Cursor::at_id(6), empty.view(), 100).at_end);
+    page.has_more = false;
+    CHECK(strategy->advance(Cursor::at_id(4), page.view(), 100).at_end);
+}

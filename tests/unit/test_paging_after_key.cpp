@@ -84,3 +84,61 @@ TEST_CASE("an empty --cursor-param stands for the style's default") {
     paging.cursor_param = "";
     CHECK(query_of(make_paging_strategy(paging)->request(Cursor::at("k"), 5)) == "starting_after=k&limit=5");
 }
+
+TEST_CASE("after-key --inclusive: the page after X starts with X, which is skipped; X alone is the end, ok") {
+    auto paging = paging_of(PagingStyle::after_key);
+    paging.cursor_param = "id_gte";
+    paging.inclusive = true;
+    const auto strategy = make_paging_strategy(paging);
+    PageFixture page{records_keyed({"c", "d", "e"})};
+    auto outcome = strategy->advance(Cursor::at("c"), page.view(), 3);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.first_new == 1);
+    CHECK(outcome.next == Cursor::at("e"));
+
+    PageFixture end{records_keyed({"e"})};
+    outcome = strategy->advance(Cursor::at("e"), end.view(), 3);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.first_new == 1);
+    CHECK(outcome.next == Cursor::at("e"));
+    CHECK(outcome.at_end);
+
+    // An API that ignores the parameter still gives itself away: the page after "c" ends with "c".
+    PageFixture ignored{records_keyed({"a", "b", "c"})};
+    outcome = strategy->advance(Cursor::at("c"), ignored.view(), 3);
+    REQUIRE(outcome.problem);
+    CHECK_THAT(*outcome.problem, Catch::Contains("the API ignored id_gte"));
+}
+
+TEST_CASE("after-key without --inclusive: X alone after X is still an API that ignores the parameter") {
+    const auto strategy = make_paging_strategy(paging_of(PagingStyle::after_key));
+    PageFixture end{records_keyed({"e"})};
+    CHECK(strategy->advance(Cursor::at("e"), end.view(), 3).problem);
+}
+
+TEST_CASE("after-key: a short page with a Link rel=next is not the end") {
+    const auto strategy = make_paging_strategy(paging_of(PagingStyle::after_key));
+    PageFixture page{records_keyed({"a", "b"})};
+    page.link_header_next = true;
+    CHECK_FALSE(strategy->advance(Cursor::at(""), page.view(), 100).at_end);
+    page.link_header_next = false;
+    CHECK(strategy->advance(Cursor::at(""), page.view(), 100).at_end);
+}
+
+TEST_CASE("--inclusive: the cursor's record alone is the end even when the answer says more (no request loop)") {
+    for (const auto style : {PagingStyle::after_id, PagingStyle::after_key}) {
+        auto paging = paging_of(style);
+        paging.inclusive = true;
+        const auto strategy = make_paging_strategy(paging);
+        const bool by_id = style == PagingStyle::after_id;
+        PageFixture alone{by_id ? records_with_ids({9}) : records_keyed({"9"})};
+        alone.link_header_next = true;
+        alone.has_more = true;
+        const Cursor at = by_id ? Cursor::at_id(9) : Cursor::at("9");
+        const auto outcome = strategy->advance(at, alone.view(), 50);
+        CHECK_FALSE(outcome.problem);
+        CHECK(outcome.first_new == 1);
+        CHECK(outcome.next == at);
+        CHECK(outcome.at_end);
+    }
+}

@@ -90,11 +90,67 @@ TEST_CASE("page: a page larger than the limit asked is refused unless the source
     auto outcome = strategy->advance(Cursor::at("2"), big.view(), 3);
     REQUIRE(outcome.problem);
     CHECK(*outcome.problem ==
-          "page 2 holds 5 records, more than the 3 asked (the API ignored per_page): set --batch-size to the API's "
-          "page size");
+          "page 2 holds 5 records, more than the 3 asked: the API ignores per_page; set --limit-param to the "
+          "parameter it reads (e.g. _limit, per_page) or --batch-size to its page size");
+    CHECK(printable_line(*outcome.problem));
 
     big.has_more = true;
     outcome = strategy->advance(Cursor::at("2"), big.view(), 3);
     CHECK_FALSE(outcome.problem);
     CHECK(outcome.next == Cursor::at("3", 0));
+}
+
+TEST_CASE("page: a short page while the answer says more follow is refused, naming --limit-param (json-server)") {
+    // json-server asked page=1&limit=100 with --cursor-param _page: pages of its own 10, a
+    // Link rel="next" and X-Total-Count. Taken as the last page, the source would stay at "+10".
+    auto paging = paging_of(PagingStyle::page);
+    paging.cursor_param = "_page";
+    const auto strategy = make_paging_strategy(paging);
+    PageFixture page{records_counted(10)};
+    page.link_header_next = true;
+    page.total_count = 8800;
+    auto outcome = strategy->advance(Cursor::at(""), page.view(), 100);
+    REQUIRE(outcome.problem);
+    CHECK(*outcome.problem ==
+          "page 1 holds 10 records, fewer than the 100 asked, yet the answer says more follow (a Link "
+          "rel=\"next\" and X-Total-Count 8800): the API ignores limit or caps it; set --limit-param to the "
+          "parameter it reads (e.g. _limit, per_page) or --batch-size 10");
+    CHECK(printable_line(*outcome.problem));
+    CHECK(outcome.next == Cursor::at(""));
+
+    // Either sign alone is enough.
+    page.link_header_next = false;
+    CHECK(strategy->advance(Cursor::at(""), page.view(), 100).problem);
+    page.total_count.reset();
+    page.link_header_next = true;
+    CHECK(strategy->advance(Cursor::at(""), page.view(), 100).problem);
+
+    // The body saying where the end is: an API paging by its own size, and saying so.
+    page.has_more = true;
+    outcome = strategy->advance(Cursor::at(""), page.view(), 100);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.next == Cursor::at("2", 0));
+}
+
+TEST_CASE("page: the true last page, its total reached, is the end; one past the total is refused") {
+    auto paging = paging_of(PagingStyle::page);
+    paging.cursor_param = "_page";
+    paging.limit_param = "_limit";
+    const auto strategy = make_paging_strategy(paging);
+    PageFixture last{records_counted(50)};
+    last.total_count = 250;  // pages 1 and 2 of 100, then these 50
+    auto outcome = strategy->advance(Cursor::at("3"), last.view(), 100);
+    CHECK_FALSE(outcome.problem);
+    CHECK(outcome.at_end);
+    CHECK(outcome.next == Cursor::at("3", 50));
+
+    // An API that ignores the page parameter serves page 1 as page 4: 400 records would be past 250.
+    PageFixture again{records_counted(100)};
+    again.total_count = 250;
+    again.link_header_next = true;
+    outcome = strategy->advance(Cursor::at("4"), again.view(), 100);
+    REQUIRE(outcome.problem);
+    CHECK_THAT(*outcome.problem, Catch::Contains("page 4 holds 100 records, ending at record 400, past the "
+                                                 "X-Total-Count 250: the API ignores _page? set --cursor-param"));
+    CHECK(printable_line(*outcome.problem));
 }

@@ -354,6 +354,21 @@ TEST_CASE("receiver: the queue full is 503 at once; the database unavailable is 
     check_stored(rig.post("open", "{\"id\":3}"), 201, 1, 0);
 }
 
+TEST_CASE("receiver: one request of more events than the queue holds is 413, saying the limit and its flag",
+          "[webhook]") {
+    WebhookReceiver::Options options = Rig::quick();
+    options.max_queued_events = 3;
+    Rig rig(options);
+    const Reply over = rig.post("open", "[{\"id\":1},{\"id\":2},{\"id\":3},{\"id\":4}]");
+    CHECK(over.status == 413);
+    CHECK_FALSE(over.retry_after);  // retrying it alone would never help
+    CHECK(error_of(over) ==
+          "the request holds 4 events, more than the 3 the receiver queues (its --max-queued-events): send them in "
+          "smaller requests");
+    CHECK(rig.store.calls().empty());
+    check_stored(rig.post("open", "[{\"id\":1},{\"id\":2},{\"id\":3}]"), 201, 3, 0);  // at the limit: taken
+}
+
 TEST_CASE("receiver: a source the store no longer takes is 503, and the catalogue read again", "[webhook]") {
     WebhookReceiver::Options options = Rig::quick();
     options.refresh_every = std::chrono::hours(1);

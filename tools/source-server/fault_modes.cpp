@@ -6,7 +6,7 @@
 namespace tributary::source_server {
 namespace {
 
-constexpr std::array<std::pair<FaultMode, std::string_view>, 33> kModes{{
+constexpr std::array<std::pair<FaultMode, std::string_view>, 34> kModes{{
     {FaultMode::none, "none"},
     {FaultMode::truncated, "truncated"},
     {FaultMode::malformed, "malformed"},
@@ -40,6 +40,7 @@ constexpr std::array<std::pair<FaultMode, std::string_view>, 33> kModes{{
     {FaultMode::ratelimit_ietf, "ratelimit-ietf"},
     {FaultMode::late, "late"},
     {FaultMode::updates, "updates"},
+    {FaultMode::limit_ignored, "limit-ignored"},
 }};
 
 }  // namespace

@@ -45,6 +45,7 @@ enum class FaultMode : std::uint8_t {
     ratelimit_ietf,
     late,
     updates,
+    limit_ignored,
 };
 
 // True for the modes that replace GET /sources/NAME/events answers (none .. too_many).

@@ -256,7 +256,8 @@ FaultOutcome respond_with_fault(FaultMode mode, const Source& source, const Even
         case FaultMode::ratelimit_absurd:
         case FaultMode::ratelimit_ietf:
         case FaultMode::late:
-        case FaultMode::updates: break;
+        case FaultMode::updates:
+        case FaultMode::limit_ignored: break;
     }
     if (!out.retry_after.empty()) res.set_header("Retry-After", out.retry_after);
     return out;

@@ -1,5 +1,6 @@
 #include "style_routes.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "iso_time.h"
@@ -165,9 +166,23 @@ std::int64_t serve_time(StyleCall& call) {
     return static_cast<std::int64_t>(page.records.size());
 }
 
+// limit-ignored, as json-server does with the `limit` it does not know: pages of its own size,
+// or the whole list from an offset; the total in X-Total-Count, a Link to the next page.
+constexpr std::int64_t kOwnPageSize = 10;
+
+void total_and_next(StyleCall& call, std::int64_t through, const std::string& next_query) {
+    const std::int64_t total = call.source.produced();
+    call.res.set_header("X-Total-Count", std::to_string(total));
+    if (through < total) {
+        const auto path = call.req.path + "?" + next_query;
+        call.res.set_header("Link", "<" + origin_of(call.req) + path + ">; rel=\"next\"");
+    }
+}
+
 std::int64_t serve_page(StyleCall& call) {
     auto limit = limit_or_400(call);
     if (!limit) return 0;
+    if (call.fault == FaultMode::limit_ignored) limit = kOwnPageSize;
     IntParam number = int_param(call.req, "page", 1, 1, kMaxId / *limit);
     if (!number.valid) {
         json_error(call.res, 400, "page must be an integer >= 1");
@@ -175,6 +190,9 @@ std::int64_t serve_page(StyleCall& call) {
     }
     Page page = page_from(call.source, (number.value - 1) * *limit + 1, *limit);
     shrink_last_page(call, page, *limit);
+    if (call.fault == FaultMode::limit_ignored)
+        total_and_next(call, (number.value - 1) * *limit + static_cast<std::int64_t>(page.records.size()),
+                       "page=" + std::to_string(number.value + 1));
     call.res.set_content(object_body(call, page, "results", ""), kJson);
     return static_cast<std::int64_t>(page.records.size());
 }
@@ -187,7 +205,10 @@ std::int64_t serve_offset(StyleCall& call) {
         json_error(call.res, 400, "offset must be an integer >= 0");
         return 0;
     }
+    if (call.fault == FaultMode::limit_ignored)
+        limit = std::max<std::int64_t>(call.source.produced() - offset.value, 0);
     Page page = page_from(call.source, offset.value + 1, *limit);
+    if (call.fault == FaultMode::limit_ignored) total_and_next(call, call.source.produced(), "");
     call.res.set_content(object_body(call, page, "items", ""), kJson);
     return static_cast<std::int64_t>(page.records.size());
 }
