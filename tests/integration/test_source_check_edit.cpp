@@ -328,3 +328,38 @@ TEST_CASE("an edit waits for a turn in flight at the source to end", "[source-ed
     REQUIRE(edit.wait_for(std::chrono::seconds(30)) == 0);
     CHECK(db.scalar("SELECT revision || ' ' || interval_ms FROM tributary.sources") == "1 9");
 }
+
+TEST_CASE("source edit carries every stored setting over, --inclusive too, and a flag turns off with =false",
+          "[source-edit]") {
+    TestDatabase db;
+    auto flags = std::vector<std::string>{"--url",
+                                          "http://127.0.0.1:9/items",
+                                          "--records",
+                                          "",
+                                          "--key",
+                                          "/key",
+                                          "--paginate",
+                                          "after-key",
+                                          "--cursor-param",
+                                          "key_gte",
+                                          "--inclusive",
+                                          "--param",
+                                          "order=key",
+                                          "--bearer-env",
+                                          "API_TOKEN",
+                                          "--batch-size",
+                                          "50"};
+    add_source(db, "incl", flags);
+    const auto reading = [&] {
+        return nlohmann::json::parse(run_tributary(db.url(), {"source", "list", "--json"}).out)[0]["reading"];
+    };
+    const auto before = reading();
+    CHECK(run_tributary(db.url(), {"source", "edit", "incl", "--interval-ms", "5"}).out ==
+          "edited incl: interval_ms (revision 1)\n");
+    CHECK(reading() == before);
+    CHECK(run_tributary(db.url(), {"source", "edit", "incl", "--inclusive=false"}).out ==
+          "edited incl: inclusive (revision 2)\n");
+    auto expected = before;
+    expected.erase("inclusive");
+    CHECK(reading() == expected);
+}
