@@ -6,6 +6,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 readonly ROOT
 readonly BUILD_DIR=$ROOT/build
 readonly PG_TMP=$ROOT/scripts/pg-tmp
+readonly PGBOUNCER_TMP=$ROOT/scripts/pgbouncer-tmp
 readonly PG_BIN=/usr/lib/postgresql/15/bin
 readonly TRIBUTARY_BIN_PATH=$BUILD_DIR/src/cli/tributary
 readonly SOURCE_SERVER_BIN_PATH=$BUILD_DIR/tools/source-server/tributary-source-server

@@ -127,7 +127,8 @@ BEGIN
             jsonb_build_array(jsonb_build_object(
                 'kind', 'default_partition', 'subject', 'events_default',
                 'detail', v_log.default_events || CASE WHEN v_log.default_events >= 1000 THEN ' or more' ELSE '' END
-                          || ' event(s) in the default partition: no partition covered their transaction',
+                          || ' event(s) in the default partition: no partition covered their transaction; '
+                          || '`tributary log repartition` moves them into partitions of their own',
                 'since', NULL))
         ELSE '[]' END
      || CASE WHEN v_log.archive_failing > 0 THEN

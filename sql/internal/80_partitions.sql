@@ -9,18 +9,48 @@
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
+-- Locks the log for attaching a partition, so that no insert can race the
+-- attach (docs/design.md "Attaching a partition while writers run"): SHARE
+-- ROW EXCLUSIVE on tributary.events, which waits for every transaction that
+-- inserted into the log to end and holds new inserts back (readers go on),
+-- then ACCESS EXCLUSIVE on the default partition, which ATTACH needs. The
+-- latter is only tried (NOWAIT): waiting for it while holding the former
+-- could close a deadlock with a transaction that read the log and then
+-- writes to it, and PostgreSQL might then abort the writer, not us. What is
+-- not had at once is let go and tried again (up to 20 times, 0.5 s each for
+-- the first lock, short sleeps between), so writers wait at most one try;
+-- then 55P03 (the maintainer tries again on its next pass).
+-- The locks last until the caller's transaction ends.
+-- Called by: add_partition, partitions_ahead.
+CREATE OR REPLACE FUNCTION tributary.lock_log_for_attach() RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '500ms' AS $$
+BEGIN
+    FOR v_try IN 1..20 LOOP
+        BEGIN
+            LOCK TABLE ONLY tributary.events IN SHARE ROW EXCLUSIVE MODE;
+            LOCK TABLE tributary.events_default IN ACCESS EXCLUSIVE MODE NOWAIT;
+            RETURN;  -- the block's subtransaction commits: its locks are the transaction's
+        EXCEPTION WHEN lock_not_available THEN
+            -- Rolled back: both locks let go, the writers held back go on.
+            PERFORM pg_sleep(0.01 * least(v_try, 10));
+        END;
+    END LOOP;
+    RAISE EXCEPTION 'the log is busy: no moment free of long writers and of readers of the default partition '
+                    'in 20 tries' USING ERRCODE = '55P03';
+END $$;
+
 -- Creates and attaches the partition [p_from, p_to), named events_<p_from>,
 -- with the indexes every partition has: (tx_id, seq) through the parent,
--- unique seq and unique (source_id, event_id) of its own. Built apart and
--- attached: ATTACH takes only a SHARE UPDATE EXCLUSIVE lock on the log
--- (loaders and consumers go on), and a moment's exclusive lock on the
--- default partition, which it checks holds no row of the new range.
--- Gives up after 2 s waiting for a lock (the maintainer tries again on its
--- next pass, long before the partition is needed). Returns its name.
--- Called by: partitions_ahead; tests.
-CREATE OR REPLACE FUNCTION tributary.add_partition(p_from xid8, p_to xid8) RETURNS text
+-- unique seq and unique (source_id, event_id) of its own. The caller holds
+-- lock_log_for_attach's locks (and chose p_from under them). Built, then
+-- attached: ATTACH checks that the default partition holds no row of the
+-- new range (a scan of the default partition; under the locks, the only
+-- time writers wait). Returns its name.
+-- Called by: add_partition, partitions_ahead.
+CREATE OR REPLACE FUNCTION tributary.attach_new_partition(p_from xid8, p_to xid8) RETURNS text
 LANGUAGE plpgsql
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET lock_timeout = '2s' AS $$
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_name text := 'events_' || p_from::text;
 BEGIN
@@ -39,6 +69,17 @@ BEGIN
     RETURN v_name;
 END $$;
 
+-- Creates and attaches the partition [p_from, p_to) (attach_new_partition,
+-- under lock_log_for_attach's locks). Returns its name.
+-- Called by: tests and benchmarks that cut the log themselves.
+CREATE OR REPLACE FUNCTION tributary.add_partition(p_from xid8, p_to xid8) RETURNS text
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM tributary.lock_log_for_attach();
+    RETURN tributary.attach_new_partition(p_from, p_to);
+END $$;
+
 -- How many transaction ids one partition should span: the ids the cluster
 -- uses in log_settings.partition_span at its measured rate, at least 1 000
 -- (before any rate is known: 10 000, so that a new database soon has a
@@ -52,23 +93,34 @@ SELECT greatest(1000, round(coalesce(s.xids_per_second * extract(epoch FROM s.pa
 -- Creates the partitions that the next spans_ahead spans will need beyond
 -- the current one, each following the last; when the counter already ran
 -- past the last (no maintainer for that long: those events went to the
--- default partition), the next starts at the counter. Returns the names
--- created. Called by: the maintainer; `migrate`.
+-- default partition), the next starts at the counter. The counter is read
+-- under lock_log_for_attach's locks: then no transaction at or past it can
+-- have stored an event yet, nor store one before this commits, so the
+-- attach finds no row of its range in the default partition and no insert
+-- is routed by a view of the partitions without it (docs/design.md
+-- "Attaching a partition while writers run"). Nothing is locked when
+-- nothing is needed. Returns the names created.
+-- Called by: the maintainer; `migrate`.
 CREATE OR REPLACE FUNCTION tributary.partitions_ahead() RETURNS SETOF text
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    v_next xid8 := tributary.next_xid();
     v_width numeric := tributary.partition_width();
     v_ahead int := (SELECT s.spans_ahead FROM tributary.log_settings s);
-    v_end xid8;
+    v_end xid8 := (SELECT max(p.to_tx) FROM tributary.partitions p);
+    v_next xid8 := tributary.next_xid();
     v_from xid8;
 BEGIN
+    IF v_end IS NOT NULL AND tributary.xid_minus(v_end, v_next) >= (v_ahead + 1) * v_width THEN
+        RETURN;
+    END IF;
+    PERFORM tributary.lock_log_for_attach();
+    v_next := tributary.next_xid();
     v_end := (SELECT max(p.to_tx) FROM tributary.partitions p);
     WHILE v_end IS NULL OR tributary.xid_minus(v_end, v_next) < (v_ahead + 1) * v_width LOOP
         v_from := CASE WHEN v_end IS NULL OR v_end < v_next THEN v_next ELSE v_end END;
         v_end := tributary.xid_plus(v_from, v_width);
-        RETURN NEXT tributary.add_partition(v_from, v_end);
+        RETURN NEXT tributary.attach_new_partition(v_from, v_end);
     END LOOP;
 END $$;
 

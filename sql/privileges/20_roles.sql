@@ -156,6 +156,9 @@ BEGIN
             tributary.log_status(),
             tributary.log_partitions()
             TO tributary_admin;
+        -- `tributary log repartition` (sql/internal/86_default_partition.sql; SECURITY DEFINER).
+        GRANT EXECUTE ON FUNCTION tributary.repartition_default(int, xid8), tributary.default_partition_left()
+            TO tributary_admin;
     END IF;
 
     IF to_regrole('tributary_receiver') IS NOT NULL THEN
@@ -208,6 +211,9 @@ BEGIN
         GRANT EXECUTE ON FUNCTION tributary.log_status(), tributary.log_partitions() TO tributary_maintainer;
         -- The console's per-minute counts (sql/internal/84_activity.sql; SECURITY DEFINER).
         GRANT EXECUTE ON FUNCTION tributary.activity_fold(int) TO tributary_maintainer;
+        -- `tributary log repartition` (sql/internal/86_default_partition.sql; SECURITY DEFINER).
+        GRANT EXECUTE ON FUNCTION tributary.repartition_default(int, xid8), tributary.default_partition_left()
+            TO tributary_maintainer;
     END IF;
 
     IF to_regrole('tributary_console') IS NOT NULL THEN

@@ -67,7 +67,9 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
-    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions, stop)) return exit_ok;
+    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions,
+                         {"console", "LISTEN for the live tail and prepared statements"}, stop))
+        return exit_ok;
 
     postgres::PostgresConsoleStore store(db, options.max_sessions);
     postgres::PostgresTailFeeds feeds(db);

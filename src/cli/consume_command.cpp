@@ -17,7 +17,9 @@
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_group_log.h"
 #include "postgres/postgres_session.h"
+#include "postgres/shown_database.h"
 #include "process/exec_batch_handler.h"
+#include "session_pooling.h"
 #include "signal_watcher.h"
 #include "usage_error.h"
 
@@ -44,21 +46,45 @@ std::string default_consumer_name() {
     return std::string(host[0] ? host : "localhost") + ":" + std::to_string(getpid());
 }
 
+/// The group, and how the database keeps sessions.
+struct FoundGroup {
+    postgres::GroupStatus status;
+    postgres::SessionKeeping keeping;
+};
+
+/// Behind a pooler in transaction mode (session_pooling.h), only --poll-only
+/// works: LISTEN needs a session of its own, reading the group does not.
+postgres::SessionKeeping sessions_for(const std::string& db, bool poll_only) {
+    const auto found = probe_and_log(db);
+    if (found.keeping == postgres::SessionKeeping::shared && !poll_only)
+        throw SharedSessionsRefused(shared_sessions_refusal(db, {"consume", "LISTEN for new events"}, found.evidence,
+                                                            "run it with --poll-only, which works through such a "
+                                                            "pooler"));
+    if (found.keeping == postgres::SessionKeeping::shared)
+        spdlog::info(
+            "database {} shares server sessions between transactions (a pooler in transaction mode): "
+            "reading with --poll-only, one statement at a time, nothing prepared or set on a session",
+            postgres::shown_database(db));
+    return found.keeping;
+}
+
 /// The group's settings; while the database cannot be reached (a supervisor
 /// started us before PostgreSQL), waits and retries rather than exiting.
 /// Nothing when stopped meanwhile; GroupNotFound for an unknown group.
-std::optional<postgres::GroupStatus> find_group(const std::string& db, const std::string& group, StopSignal& stop) {
+std::optional<FoundGroup> find_group(const std::string& db, const std::string& group, bool poll_only,
+                                     StopSignal& stop) {
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
         try {
-            postgres::PostgresSession session(db);
+            const auto keeping = sessions_for(db, poll_only);
+            postgres::PostgresSession session(db, keeping);
             postgres::PostgresGroupAdmin admin(session);
             auto status = admin.status(group);
             if (!status)
                 throw GroupNotFound("no consumer group named '" + group +
                                     "' (create it with `tributary group create`, see `tributary group list`)");
             if (said) spdlog::info("group={} database reachable again; starting", group);
-            return status;
+            return FoundGroup{*status, keeping};
         } catch (const DatabaseUnavailable& e) {
             if (!said)
                 spdlog::error("group={} database unavailable at start, retrying with backoff: {}", group, e.what());
@@ -76,7 +102,7 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
-    const auto group = find_group(db, options.group, stop);
+    const auto group = find_group(db, options.group, options.poll_only, stop);
     if (!group) return exit_ok;
 
     ConsumerOptions consumer_options;
@@ -84,7 +110,7 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
     consumer_options.consumer = options.consumer.empty() ? default_consumer_name() : options.consumer;
     consumer_options.batch_size = options.batch;
     consumer_options.concurrency = options.concurrency;
-    consumer_options.lease = std::chrono::milliseconds(group->lease_ms);
+    consumer_options.lease = std::chrono::milliseconds(group->status.lease_ms);
     consumer_options.shutdown_timeout = shutdown_timeout;
     consumer_options.until_idle = options.until_idle;
 
@@ -104,8 +130,10 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
     if (!options.idle_poll.empty())
         consumer_options.idle_min = consumer_options.idle_max = parse_duration(options.idle_poll);
     Wakeup& wakeup = hints ? static_cast<Wakeup&>(*hints) : pause;
-    Consumer consumer({[db, name = options.group] { return postgres::open_group_log(db, name); }, handler, wakeup},
-                      consumer_options, stop);
+    Consumer consumer(
+        {[db, name = options.group, keeping = group->keeping] { return postgres::open_group_log(db, name, keeping); },
+         handler, wakeup},
+        consumer_options, stop);
 
     // --max-runtime is a stop like a signal; woken by the stop at the end.
     std::thread limit([&] {

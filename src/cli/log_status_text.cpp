@@ -44,13 +44,29 @@ std::string oldest_transaction_line(const LogStatus& s) {
            shown_seconds(*s.oldest_xact_age_seconds) + "; " + horizon;
 }
 
+/// The groups holding back partitions past their policy: "g1 (6 partition(s)), g2 (1 partition(s))".
+std::string holders_text(const LogStatus& s) {
+    std::string out;
+    for (const auto& h : s.held)
+        out += (out.empty() ? "" : ", ") + printable(h.group) + " (" + std::to_string(h.partitions) + " partition(s))";
+    return out;
+}
+
+/// The next partition retention drops. Partitions past their policy that a
+/// group holds back are not "none past": they are named with the groups.
 std::string next_drop_line(const LogStatus& s) {
-    if (!s.next_drop_partition) return "next drop   none (no partition is past its retention policy)";
+    const std::string held =
+        s.held.empty() ? "" : "; past their policy but held back by " + holders_text(s) + " (see the warning)";
+    if (!s.next_drop_partition) {
+        if (s.held.empty()) return "next drop   none (no partition is past its retention policy)";
+        return "next drop   none until a group lets go: partitions past their policy are held back by " +
+               holders_text(s) + " (see the warning)";
+    }
     const std::string name = *s.next_drop_partition;
-    if (s.next_drop_state == std::string("archive")) return "next drop   " + name + " once archived (due now)";
-    if (s.next_drop_state == std::string("due")) return "next drop   " + name + " on the maintainer's next pass";
+    if (s.next_drop_state == std::string("archive")) return "next drop   " + name + " once archived (due now)" + held;
+    if (s.next_drop_state == std::string("due")) return "next drop   " + name + " on the maintainer's next pass" + held;
     return "next drop   " + name + " in " + shown_seconds(s.next_drop_seconds.value_or(0)) + " (" +
-           text_or(s.next_drop_at, "-") + ")";
+           text_or(s.next_drop_at, "-") + ")" + held;
 }
 
 }  // namespace
@@ -109,7 +125,8 @@ std::vector<std::string> log_warnings(const LogStatus& s) {
     if (s.default_events > 0)
         out.push_back(std::string(s.default_events >= 1000 ? "1000 or more" : std::to_string(s.default_events)) +
                       " event(s) in the default partition: no partition covered their transactions (was the "
-                      "maintainer away?); they stay until the log is repartitioned");
+                      "maintainer away?); retention never takes them: `tributary log repartition` moves them into "
+                      "partitions of their own");
     if (s.archive_failing > 0)
         out.push_back("archive failing for " + std::to_string(s.archive_failing) + " partition(s); last " +
                       text_or(s.archive_failing_partition, "-") + ": " + text_or(s.archive_error, "-"));

@@ -46,7 +46,9 @@ int maintain(const GlobalOptions& global, const MaintainOptions& options) {
     }
     StopSignal stop;
     SignalWatcher signals(stop);
-    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions, stop)) return exit_ok;
+    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions,
+                         {"maintain", "prepared statements and session settings"}, stop))
+        return exit_ok;
     MaintainerProcess process(db, options.maintainer, maintenance::unique_holder_name());
     auto& maintainer = process.maintainer();
     spdlog::info("maintainer={} starting{}", maintainer.holder(), options.once ? " (one pass)" : "");

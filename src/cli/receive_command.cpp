@@ -66,7 +66,9 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
     // The schema must be current: receiver_store is what it calls.
-    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions, stop)) return exit_ok;
+    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions,
+                         {"receive", "prepared statements and session settings"}, stop))
+        return exit_ok;
 
     // The catalogue and the store each on a session of their own: a
     // catalogue refresh never waits behind a group commit.

@@ -36,7 +36,8 @@
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_source_registry.h"
 #include "postgres/postgres_source_turn.h"
-#include "resident_memory.h"
+#include "postgres/shown_database.h"
+#include "run_limits.h"
 #include "run_observer.h"
 #include "schema_wait.h"
 #include "signal_watcher.h"
@@ -179,29 +180,6 @@ void take_part_in_maintenance(const std::string& db, const MaintainerFlags& flag
     }
 }
 
-/// Watches the clock (--max-runtime) and memory (--max-rss) until stopped;
-/// either limit is a graceful stop like a signal. Returns whether memory did it.
-bool watch_limits(const RunOptions& options, std::chrono::milliseconds max_runtime, StopSignal& stop) {
-    const auto deadline = std::chrono::steady_clock::now() + max_runtime;
-    while (!stop.wait_for(std::chrono::seconds(1))) {
-        if (max_runtime.count() && std::chrono::steady_clock::now() >= deadline) {
-            spdlog::info("max runtime {} reached, stopping", options.max_runtime);
-            stop.request_stop();
-            return false;
-        }
-        const auto rss_mb = resident_bytes() / (1024 * 1024);
-        if (options.max_rss_mb && rss_mb >= options.max_rss_mb) {
-            spdlog::warn(
-                "memory ceiling reached (RSS {} MB, --max-rss {} MB): finishing the batches in hand, then "
-                "exiting with code {} so the supervisor starts a fresh process",
-                rss_mb, options.max_rss_mb, static_cast<int>(exit_memory_limit));
-            stop.request_stop();
-            return true;
-        }
-    }
-    return false;
-}
-
 int run(const GlobalOptions& global, RunOptions& options) {
     const auto max_runtime =
         options.max_runtime.empty() ? std::chrono::milliseconds::zero() : parse_duration(options.max_runtime);
@@ -217,7 +195,9 @@ int run(const GlobalOptions& global, RunOptions& options) {
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
-    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_loader_functions, stop, max_runtime))
+    RunLimits limits(max_runtime, options.max_runtime, options.max_rss_mb, postgres::shown_database(db), stop);
+    if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_loader_functions,
+                         {"run", "advisory locks, LISTEN and prepared statements"}, stop, max_runtime))
         return exit_ok;  // stopped while waiting
     if (options.until_idle) {
         // A catch-up run asks every source; an empty answer from before
@@ -255,6 +235,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
                  max_runtime.count() ? ", max runtime " + options.max_runtime : "",
                  options.until_idle ? ", until idle" : "");
 
+    limits.started();
     keep_page_buffer_memory();
     BodyBudget body_budget(options.max_body_bytes_in_flight);
     const Shared shared{
@@ -269,12 +250,10 @@ int run(const GlobalOptions& global, RunOptions& options) {
     std::optional<std::thread> maintainer;
     if (!options.no_maintain)
         maintainer.emplace([&] { take_part_in_maintenance(db, options.maintainer, holder, stop); });
-    bool memory_limit = false;
-    std::thread limits([&] { memory_limit = watch_limits(options, max_runtime, stop); });
     for (auto& w : workers) w.join();
-    stop.request_stop();  // wakes the limits thread when workers ended by themselves
-    limits.join();
+    stop.request_stop();                 // when workers ended by themselves
     if (maintainer) maintainer->join();  // releases the lease if it held it
+    const bool memory_limit = limits.finish();
     spdlog::info("stopped");
     if (failed) return exit_failure;
     return memory_limit ? exit_memory_limit : exit_ok;

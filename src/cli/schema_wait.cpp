@@ -8,12 +8,13 @@
 
 namespace tributary::cli {
 
-bool wait_for_schema(const std::string& db, postgres::Migrator::Needs needs, const StopSignal& stop,
-                     std::chrono::milliseconds max_runtime) {
+bool wait_for_schema(const std::string& db, postgres::Migrator::Needs needs, const OwnSessions& sessions,
+                     const StopSignal& stop, std::chrono::milliseconds max_runtime) {
     const auto deadline = std::chrono::steady_clock::now() + max_runtime;
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
         try {
+            require_own_sessions(db, sessions);  // first: the schema check's session sets timeouts
             postgres::Migrator(db).require_current(needs);
             if (said) spdlog::info("database reachable again; starting");
             return true;

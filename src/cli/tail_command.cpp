@@ -15,6 +15,7 @@
 #include "postgres/postgres_log_reader.h"
 #include "postgres/postgres_session.h"
 #include "raw_json.h"
+#include "session_pooling.h"
 #include "signal_watcher.h"
 
 namespace tributary::cli {
@@ -50,7 +51,13 @@ bool print(const std::vector<postgres::PositionedEvent>& events) {
 int tail(const GlobalOptions& global, const TailOptions& options) {
     StopSignal stop;
     SignalWatcher signals(stop);
-    postgres::PostgresSession session(global.database_url());
+    // Behind a pooler in transaction mode: plain statements, and no LISTEN (session_pooling.h).
+    const auto found = probe_and_log(global.database_url());
+    if (found.keeping == postgres::SessionKeeping::shared && options.follow && !options.poll_only)
+        throw SharedSessionsRefused(shared_sessions_refusal(global.database_url(),
+                                                            {"tail --follow", "LISTEN for new events"}, found.evidence,
+                                                            "add --poll-only, which works through such a pooler"));
+    postgres::PostgresSession session(global.database_url(), found.keeping);
     postgres::PostgresLogReader reader(session);
     const std::string from = !options.from.empty() ? options.from : options.follow ? "end" : "beginning";
     auto position = reader.position(from);

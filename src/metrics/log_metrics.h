@@ -16,8 +16,9 @@ namespace tributary::metrics {
 /// The log's Prometheus gauges, from tributary.log_status() (refreshed by
 /// the process serving /metrics, every 30 s). A value the status does not
 /// know (no event yet, no rate measured, nothing to drop) has no series:
-/// a 0 would read as "now". Thread-safe: the refresher updates, the
-/// server's thread scrapes.
+/// a 0 would read as "now"; and before the first refresh no gauge has one
+/// (a 0 there would read as "no partition", "no open transaction").
+/// Thread-safe: the refresher updates, the server's thread scrapes.
 class LogMetrics {
 public:
     /// `holder`: this process's name in the maintainer's election (empty
@@ -34,17 +35,17 @@ private:
     std::string holder_;
     std::shared_ptr<prometheus::Registry> registry_;
     std::mutex mutex_;
-    prometheus::Gauge& bytes_;
-    prometheus::Gauge& partitions_;
+    prometheus::Family<prometheus::Gauge>& bytes_;
+    prometheus::Family<prometheus::Gauge>& partitions_;
     prometheus::Family<prometheus::Gauge>& oldest_event_age_;
-    prometheus::Gauge& default_events_;
+    prometheus::Family<prometheus::Gauge>& default_events_;
     prometheus::Family<prometheus::Gauge>& ahead_;
     prometheus::Family<prometheus::Gauge>& next_drop_;
-    prometheus::Gauge& archive_failing_;
+    prometheus::Family<prometheus::Gauge>& archive_failing_;
     prometheus::Family<prometheus::Gauge>& held_;
-    prometheus::Gauge& oldest_transaction_age_;
-    prometheus::Gauge& xmin_lag_;
-    prometheus::Gauge& is_leader_;
+    prometheus::Family<prometheus::Gauge>& oldest_transaction_age_;
+    prometheus::Family<prometheus::Gauge>& xmin_lag_;
+    prometheus::Family<prometheus::Gauge>& is_leader_;
     std::map<std::string, prometheus::Gauge*> held_by_group_;
 };
 

@@ -73,7 +73,7 @@ std::optional<LeasedBatch> PostgresGroupLog::read(const std::string& consumer, i
     return naming_missing_group([&] {
         return session_.run([&](pqxx::connection& c) -> std::optional<LeasedBatch> {
             pqxx::nontransaction tx(c);
-            const auto rows = tx.exec_prepared(kRead, group_, consumer, max_events);
+            const auto rows = session_.exec(tx, kRead, group_, consumer, max_events);
             if (rows.empty()) return std::nullopt;
             return to_batch(rows);
         });
@@ -87,7 +87,7 @@ NextBatch PostgresGroupLog::next(const std::string& consumer, int max_events, co
     return naming_missing_group([&] {
         return session_.run([&](pqxx::connection& c) {
             pqxx::nontransaction tx(c);
-            return to_next(tx.exec_prepared(kNext, group_, consumer, max_events, id, token)[0]);
+            return to_next(session_.exec(tx, kNext, group_, consumer, max_events, id, token)[0]);
         });
     });
 }
@@ -95,21 +95,21 @@ NextBatch PostgresGroupLog::next(const std::string& consumer, int max_events, co
 bool PostgresGroupLog::ack(const LeasedBatch& batch) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        return tx.exec_prepared(kAck, batch.id, batch.token)[0][0].as<bool>();
+        return session_.exec(tx, kAck, batch.id, batch.token)[0][0].as<bool>();
     });
 }
 
 bool PostgresGroupLog::fail(const LeasedBatch& batch, const std::string& error) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        return tx.exec_prepared(kFail, batch.id, batch.token, storable_text(error))[0][0].as<bool>();
+        return session_.exec(tx, kFail, batch.id, batch.token, storable_text(error))[0][0].as<bool>();
     });
 }
 
 bool PostgresGroupLog::extend(std::int64_t batch_id, const std::string& token) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::nontransaction tx(c);
-        return tx.exec_prepared(kExtend, batch_id, token)[0][0].as<bool>();
+        return session_.exec(tx, kExtend, batch_id, token)[0][0].as<bool>();
     });
 }
 
@@ -132,8 +132,8 @@ namespace {
 
 class SessionGroupLog : public GroupLog {
 public:
-    SessionGroupLog(const std::string& conninfo, const std::string& group)
-        : session_(conninfo), log_(session_, group) {}
+    SessionGroupLog(const std::string& conninfo, const std::string& group, SessionKeeping keeping)
+        : session_(conninfo, keeping), log_(session_, group) {}
     std::optional<LeasedBatch> read(const std::string& consumer, int max_events) override {
         return log_.read(consumer, max_events);
     }
@@ -151,8 +151,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<GroupLog> open_group_log(const std::string& conninfo, const std::string& group) {
-    return std::make_unique<SessionGroupLog>(conninfo, group);
+std::unique_ptr<GroupLog> open_group_log(const std::string& conninfo, const std::string& group,
+                                         SessionKeeping keeping) {
+    return std::make_unique<SessionGroupLog>(conninfo, group, keeping);
 }
 
 }  // namespace tributary::postgres

@@ -36,7 +36,9 @@ std::string storable_text(const std::string& text, std::size_t longest = 4000);
 namespace tributary::postgres {
 
 /// A PostgresGroupLog with a database session of its own, for one thread of
-/// a consumer (GroupLogOpener).
-std::unique_ptr<GroupLog> open_group_log(const std::string& conninfo, const std::string& group);
+/// a consumer (GroupLogOpener); SessionKeeping::shared behind a pooler in
+/// transaction mode (`consume --poll-only`).
+std::unique_ptr<GroupLog> open_group_log(const std::string& conninfo, const std::string& group,
+                                         SessionKeeping keeping = SessionKeeping::kept);
 
 }  // namespace tributary::postgres

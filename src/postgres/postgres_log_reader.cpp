@@ -32,7 +32,7 @@ std::vector<PositionedEvent> PostgresLogReader::read(const std::string& pattern,
         return session_.run([&](pqxx::connection& c) {
             pqxx::nontransaction tx(c);
             std::vector<PositionedEvent> out;
-            for (const auto& row : tx.exec_prepared(kReadLog, pattern, after.tx_id, after.seq, max))
+            for (const auto& row : session_.exec(tx, kReadLog, pattern, after.tx_id, after.seq, max))
                 out.push_back(PositionedEvent{{row[0].as<std::string>(), row[1].as<std::int64_t>()},
                                               row[2].as<std::string>(),
                                               optional_field<std::int64_t>(row[3]),

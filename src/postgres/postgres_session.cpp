@@ -18,12 +18,13 @@ bool session_is_gone(const std::string& state) { return starts_with(state, "08")
 
 }  // namespace
 
-PostgresSession::PostgresSession(std::string conninfo) : conninfo_(with_connection_defaults(conninfo)) {}
+PostgresSession::PostgresSession(std::string conninfo, SessionKeeping keeping)
+    : conninfo_(with_connection_defaults(conninfo)), keeping_(keeping) {}
 
 PostgresSession::~PostgresSession() { disconnect(); }
 
 void PostgresSession::prepare(std::string name, std::string sql) {
-    if (connection_) connection_->prepare(name, sql);
+    if (connection_ && keeping_ == SessionKeeping::kept) connection_->prepare(name, sql);
     statements_.emplace_back(std::move(name), std::move(sql));
 }
 
@@ -48,10 +49,13 @@ pqxx::connection& PostgresSession::connection() {
         // behind our back; we reconnect ourselves and bump the generation.
         fresh->inhibit_reactivation(true);
 #pragma GCC diagnostic pop
-        pqxx::nontransaction setup(*fresh);
-        setup.exec(session_setup_sql());
-        setup.commit();
-        for (const auto& [name, sql] : statements_) fresh->prepare(name, sql);
+        if (keeping_ == SessionKeeping::kept) {
+            // On a shared session, these would stay behind for the pooler's next client.
+            pqxx::nontransaction setup(*fresh);
+            setup.exec(session_setup_sql());
+            setup.commit();
+            for (const auto& [name, sql] : statements_) fresh->prepare(name, sql);
+        }
         connection_ = std::move(fresh);
         ++generation_;
         if (on_new_session_ && !recycled_) on_new_session_(generation_);
@@ -60,6 +64,12 @@ pqxx::connection& PostgresSession::connection() {
         throw DatabaseUnavailable(std::string("cannot connect to PostgreSQL: ") + e.what());
     }
     return *connection_;
+}
+
+const std::string& PostgresSession::statement_text(const std::string& name) const {
+    for (const auto& [registered, sql] : statements_)
+        if (registered == name) return sql;
+    throw std::logic_error("no statement registered as " + name);
 }
 
 void PostgresSession::translate_failure(const std::exception& e) {

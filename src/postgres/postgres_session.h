@@ -9,6 +9,8 @@
 
 #include <pqxx/pqxx>
 
+#include "session_keeping.h"
+
 namespace tributary::postgres {
 
 /// One worker's own database session, (re)connected on demand. Statements
@@ -19,14 +21,28 @@ namespace tributary::postgres {
 /// drops the connection, so the next call starts a fresh session. Session
 /// state (advisory locks) dies with it: `generation` tells holders (see
 /// PostgresSourceTurn).
+///
+/// A session made for SessionKeeping::shared (behind a pooler in transaction
+/// mode, see session_keeping.h) leaves no state on the server session: it
+/// sends no SET and prepares nothing, and `exec` sends each registered
+/// statement's text instead of its name. Only what needs nothing of a
+/// session beyond one transaction may use one.
 class PostgresSession {
 public:
-    explicit PostgresSession(std::string conninfo);
+    explicit PostgresSession(std::string conninfo, SessionKeeping keeping = SessionKeeping::kept);
     ~PostgresSession();
     PostgresSession(const PostgresSession&) = delete;
     PostgresSession& operator=(const PostgresSession&) = delete;
 
     void prepare(std::string name, std::string sql);
+
+    /// Runs the statement registered as `name` with `prepare`: prepared, or
+    /// as its text on a shared session.
+    template <typename... Args>
+    pqxx::result exec(pqxx::transaction_base& tx, const std::string& name, Args&&... args) {
+        if (keeping_ == SessionKeeping::kept) return tx.exec_prepared(name, std::forward<Args>(args)...);
+        return tx.exec_params(statement_text(name), std::forward<Args>(args)...);
+    }
 
     template <typename Work>
     auto run(Work&& work) -> decltype(work(std::declval<pqxx::connection&>())) {
@@ -57,11 +73,13 @@ public:
 
 private:
     pqxx::connection& connection();
+    const std::string& statement_text(const std::string& name) const;
     /// Throws DatabaseUnavailable (after dropping the connection) when `e`
     /// means the session is gone; returns otherwise.
     void translate_failure(const std::exception& e);
 
     std::string conninfo_;
+    SessionKeeping keeping_;
     std::vector<std::pair<std::string, std::string>> statements_;
     std::unique_ptr<pqxx::connection> connection_;
     std::uint64_t generation_ = 0;

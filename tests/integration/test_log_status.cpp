@@ -70,7 +70,7 @@ double sample(const std::string& text, const std::string& series) {
 }
 
 /// Scrapes until `series` is above 0 (the refresher's first pass runs as the
-/// server starts; before it every gauge is 0); the body then.
+/// server starts; before it no gauge has a series); the body then.
 std::string scrape_when(int port, const std::string& series) {
     for (int i = 0; i < 200; ++i) {
         auto body = scrape(port);
@@ -197,4 +197,27 @@ TEST_CASE(
     open.abort();
     maintainer.signal(SIGTERM);
     CHECK(maintainer.wait_for(15s) == 0);
+}
+
+TEST_CASE("log: partitions past their policy that a group holds back are named in next drop, never 'none past'",
+          "[log_status]") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "p", "--published"});
+    run_tributary(db.url(), {"group", "create", "g1", "--from", "beginning"});
+    cut_into_small_partitions(db, 3, 50);
+    db.exec("SELECT tributary.publish('p', 'k1', '{}')");
+    use_transaction_ids(db, 60);  // past the first small partition
+    db.exec("SELECT tributary.observe_partitions()");
+    db.exec("UPDATE tributary.partitions SET ended_at = now() - interval '1 hour' WHERE sealed_at IS NOT NULL");
+    run_tributary(db.url(), {"retention", "set", ">", "--keep", "1s"});
+    // A pass drops what may leave (the empty events_0); g1 has not read k1's partition.
+    run_tributary(db.url(), {"maintain", "--once"});
+    REQUIRE(db.scalar("SELECT count(*) FROM tributary.partitions WHERE name = 'events_0'") == "0");
+
+    const auto out = run_tributary(db.url(), {"log"}).out;
+    INFO(out);
+    CHECK_THAT(out, Catch::Contains("WARNING: retention held back by group g1 (1 partition(s)"));
+    CHECK_THAT(out, !Catch::Contains("no partition is past its retention policy"));
+    CHECK_THAT(out, Catch::Contains("next drop   none until a group lets go: partitions past their policy are held "
+                                    "back by g1 (1 partition(s))"));
 }

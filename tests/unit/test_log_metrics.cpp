@@ -69,3 +69,28 @@ TEST_CASE("log metrics: is_leader only while this process's name holds the lease
     no_part.update(s);
     CHECK(has_line(no_part.scrape(), "tributary_maintainer_is_leader 0"));
 }
+
+TEST_CASE("log metrics: before the first refresh no gauge has a series; once known, 0 is a value") {
+    LogMetrics metrics("host:1:abc");
+    auto text = metrics.scrape();
+    for (const auto* name :
+         {"tributary_log_bytes", "tributary_log_partitions", "tributary_log_default_partition_events",
+          "tributary_log_archive_failing_partitions", "tributary_oldest_transaction_age_seconds",
+          "tributary_xmin_horizon_lag_xids", "tributary_maintainer_is_leader", "tributary_log_ahead_seconds",
+          "tributary_log_next_drop_seconds", "tributary_log_oldest_event_age_seconds"}) {
+        INFO(name);
+        CHECK(text.find(std::string("\n") + name + " ") == std::string::npos);
+        CHECK(text.find(std::string("\n") + name + "{") == std::string::npos);
+    }
+
+    LogStatus none_open;  // a refresh that found no open transaction and an empty log
+    metrics.update(none_open);
+    text = metrics.scrape();
+    CHECK(has_line(text, "tributary_log_partitions 0"));
+    CHECK(has_line(text, "tributary_oldest_transaction_age_seconds 0"));
+    CHECK(has_line(text, "tributary_maintainer_is_leader 0"));
+    LogStatus open_3s;
+    open_3s.oldest_xact_age_seconds = 3;
+    metrics.update(open_3s);
+    CHECK(has_line(metrics.scrape(), "tributary_oldest_transaction_age_seconds 3"));
+}

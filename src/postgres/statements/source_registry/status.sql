@@ -2,7 +2,8 @@
 -- that session (tributary.foreign_locks); then how it pages, its position (sources keyed by text) and
 -- its last rewind. A source the API itself asked to wait (rate-limit fields spent on a good answer:
 -- its pause, set with last_success_at by the same statement, is longer than its interval, and it
--- is neither idle nor in flight) is shown `throttled`, as one refused with a 429 is. A pushed or
+-- is neither idle nor in flight, and its last turn ended in that good answer, not in a release
+-- after a stop, which sets no last_success_at) is shown `throttled`, as one refused with a 429 is. A pushed or
 -- published source (no gate, no cursor) has its name, switch and kind (the last column), NULLs else.
 SELECT s.name, s.enabled,
        CASE WHEN g.state = 'ok' AND NOT g.drained AND g.lease = g.closed_lease
