@@ -45,7 +45,14 @@ BEGIN
     END IF;
 END $$;
 
+-- p_revision: the source's revision (migration 0015) as the caller read it
+-- with the settings it will ask with; NULL: not checked (the three-argument
+-- form, for binaries from before `source edit`). Checked under the lock: a
+-- `source edit` holds the same lock while it commits, so a claim that gets
+-- the lock sees the edit. Settings older than the row's: decision
+-- 'changed', nothing claimed (the caller reads the schedule again).
 CREATE OR REPLACE FUNCTION tributary.loader_claim(p_source int, p_lock_namespace int, p_lease_ms bigint,
+                                                  p_revision bigint,
                                                   OUT decision text, OUT failures int, OUT drained boolean,
                                                   OUT lease bigint, OUT empty_streak int, OUT cursor bigint,
                                                   OUT cursor_position text, OUT cursor_taken bigint,
@@ -60,6 +67,16 @@ BEGIN
         IF NOT locked THEN
             decision := 'locked';
             RETURN;
+        END IF;
+        -- Nested, so that the query is planned only when a revision is
+        -- given: the three-argument form also runs while migration 0013
+        -- applies these definitions, before sources.revision exists.
+        IF p_revision IS NOT NULL THEN
+            IF NOT EXISTS (SELECT FROM tributary.sources s WHERE s.id = p_source AND s.revision = p_revision) THEN
+                decision := 'changed';
+                PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+                RETURN;
+            END IF;
         END IF;
         -- The lease counts up, and never below the clock (in ms): a claim
         -- that a PostgreSQL crash forgot is not handed out again, so a close
@@ -99,3 +116,14 @@ $$;
 -- the caller's bookkeeping expects, and from the UPDATE on, the gate row's
 -- lock (held to the commit) keeps anyone who takes the advisory lock from
 -- claiming the slot before the close is visible.
+
+-- The claim as binaries from before `source edit` (migration 0015) call it:
+-- the revision is not checked.
+CREATE OR REPLACE FUNCTION tributary.loader_claim(p_source int, p_lock_namespace int, p_lease_ms bigint,
+                                                  OUT decision text, OUT failures int, OUT drained boolean,
+                                                  OUT lease bigint, OUT empty_streak int, OUT cursor bigint,
+                                                  OUT cursor_position text, OUT cursor_taken bigint,
+                                                  OUT replay_until bigint)
+LANGUAGE sql AS $$
+SELECT * FROM tributary.loader_claim(p_source, p_lock_namespace, p_lease_ms, NULL::bigint)
+$$;

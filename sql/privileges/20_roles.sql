@@ -66,6 +66,7 @@ BEGIN
         GRANT SELECT, INSERT, UPDATE ON tributary.access_tokens TO tributary_loader;
         GRANT EXECUTE ON FUNCTION
             tributary.loader_claim(int, int, bigint),
+            tributary.loader_claim(int, int, bigint, bigint),
             tributary.loader_gate_succeeded(int, int, bigint, bigint, bigint, boolean, bigint),
             tributary.loader_close_succeeded(int, int, bigint, bigint, bigint, boolean, bigint),
             tributary.loader_close_failed(int, int, bigint, bigint, text, text),
@@ -138,6 +139,14 @@ BEGIN
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)
             TO tributary_admin;
+        -- `source edit` (sql/api/86_source_edit.sql) and its record (migration 0015).
+        -- (Not yet when an earlier migration applies these definitions, before 0015 exists.)
+        IF to_regclass('tributary.source_edits') IS NOT NULL THEN
+            GRANT EXECUTE ON FUNCTION
+                tributary.source_edit(text, int, text, text[], int, int, int, jsonb, text)
+                TO tributary_admin;
+            GRANT SELECT ON tributary.source_edits TO tributary_admin;
+        END IF;
         -- `retention set|list|remove`; `status` and `group list` show what holds retention back
         -- (sql/api/85_retention.sql, sql/internal/82_retention.sql).
         GRANT EXECUTE ON FUNCTION

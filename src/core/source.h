@@ -56,6 +56,10 @@ struct Source {
     /// as `source add` writes them); empty when it can. The fetcher fails
     /// such a source with this message, so that status shows it.
     std::string misconfigured;
+    /// Counts the edits of its settings (`source edit`): a claim made with
+    /// settings older than the catalogue's is refused, so that one turn
+    /// never mixes old settings with a cursor rewound for new ones.
+    std::int64_t revision = 0;
 
     /// Events are keyed by an integer id that only grows (today's protocol
     /// and `--paginate after-id`); every other style keys them by text.

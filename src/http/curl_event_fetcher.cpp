@@ -392,6 +392,18 @@ std::chrono::seconds spent_rate_limit(CURL* easy, const Source& source) {
     return wait.wait;
 }
 
+/// The rate-limit headers a response has, as `source check` shows them.
+std::vector<std::pair<std::string, std::string>> seen_rate_limit_headers(CURL* easy) {
+    static const char* const kNames[] = {
+        "RateLimit",         "RateLimit-Policy",      "RateLimit-Limit",  "RateLimit-Remaining", "RateLimit-Reset",
+        "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Used", "X-RateLimit-Reset",   "Retry-After"};
+    const auto header = response_headers(easy);
+    std::vector<std::pair<std::string, std::string>> seen;
+    for (const char* name : kNames)
+        if (auto value = header(name)) seen.emplace_back(name, std::move(*value));
+    return seen;
+}
+
 /// 429 or 403 without Retry-After whose rate-limit headers say the limit is
 /// spent (GitHub answers 403 so): throttled until the reset.
 std::optional<FetchResult> rate_limited(CURL* easy, long code, const Source& source, const std::string& url) {
@@ -545,8 +557,10 @@ FetchResult CurlEventFetcher::fetch(const Source& source, const Cursor& cursor, 
                                                                    curl_easy_strerror(rc)))
             .because(Cause::network);
 
+    rate_limit_headers_.clear();
     if (const CURLcode rc = curl_easy_perform(easy); rc != CURLE_OK)
         return transport_failure(rc, transfer, limits_, budget_, shown_asked).because(Cause::network);
+    if (keep_rate_limit_headers_) rate_limit_headers_ = seen_rate_limit_headers(easy);
 
     long code = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);

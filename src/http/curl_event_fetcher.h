@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/event_fetcher.h"
 #include "core/stop_signal.h"
@@ -54,6 +57,14 @@ public:
     /// it they fail. `tokens` must outlive the fetcher.
     void share_access_tokens(SharedAccessToken& tokens) { access_tokens_ = &tokens; }
 
+    /// For `source check`: from now on, keeps the rate-limit headers of each
+    /// response (RateLimit*, X-RateLimit-*, Retry-After: names and values,
+    /// never a credential) for rate_limit_headers(). The loader does not ask.
+    void keep_rate_limit_headers() { keep_rate_limit_headers_ = true; }
+    /// Those of the last fetch's response, in the order above; empty when it
+    /// had none or got no response.
+    const std::vector<std::pair<std::string, std::string>>& rate_limit_headers() const { return rate_limit_headers_; }
+
 private:
     // `CURL` is a typedef of void in curl.h; spelled out here to keep curl.h
     // out of this header.
@@ -67,6 +78,8 @@ private:
     std::unique_ptr<void, EasyCleanup> easy_;
     SharedAccessToken* access_tokens_ = nullptr;
     Clock::time_point send_by_ = Clock::time_point::max();  ///< for the next fetch only
+    bool keep_rate_limit_headers_ = false;
+    std::vector<std::pair<std::string, std::string>> rate_limit_headers_;
 };
 
 }  // namespace tributary

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "advisory_keys.h"
 #include "control_channel.h"
 #include "optional_field.h"
 #include "postgres/statements.h"
@@ -122,6 +123,7 @@ SourceSchedule PostgresSourceRegistry::schedule(const ScheduleShare& share) {
                                                 static_cast<double>(share.take_over_after.count()))) {
             if (!row[0].is_null()) {
                 schedule.due.push_back(to_record(row).source);
+                schedule.due.back().revision = row[11].as<std::int64_t>();
                 continue;
             }
             if (!row[9].is_null())
@@ -200,6 +202,38 @@ std::string PostgresSourceRegistry::rewind(const std::string& name, const std::s
         tell_loaders(tx);
         tx.commit();
         return from;
+    });
+}
+
+PostgresSourceRegistry::Edit PostgresSourceRegistry::edit(const std::string& name, const SourceSpec& spec,
+                                                          const std::optional<std::string>& rewind_to) {
+    try {
+        return session_.run([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            const auto row = tx.exec_params1(sql::edit, name, kAdvisoryNamespace, spec.url, join_lines(spec.headers),
+                                             spec.interval_ms, spec.batch_size, spec.timeout_ms,
+                                             reading_json(spec.layout, spec.paging, spec.auth),
+                                             rewind_to ? rewind_to->c_str() : nullptr);
+            tx.commit();
+            Edit edit;
+            edit.changed = split_lines(row[0].as<std::string>(""));
+            edit.rewound_from = optional_field<std::string>(row[1]);
+            edit.revision = row[2].as<std::int64_t>();
+            return edit;
+        });
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() == "P0002") throw NameError(server_message(e));
+        throw_api_error(e);
+    }
+}
+
+std::optional<Cursor> PostgresSourceRegistry::cursor(const std::string& name, bool keyed_by_id) {
+    return session_.run([&](pqxx::connection& c) -> std::optional<Cursor> {
+        pqxx::read_transaction tx(c);
+        const auto rows = tx.exec_params(sql::cursor, name);
+        if (rows.empty()) return std::nullopt;
+        if (keyed_by_id) return Cursor::at_id(rows[0][0].as<std::int64_t>(0));
+        return Cursor::at(rows[0][1].as<std::string>(""), rows[0][2].as<std::int64_t>(0));
     });
 }
 

@@ -1,8 +1,12 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "core/cursor.h"
 
 #include "core/source_catalog.h"
 #include "postgres_session.h"
@@ -33,6 +37,23 @@ public:
     /// text. Throws NameError for no such source, InvalidRequest for
     /// a `to` the source cannot take.
     std::string rewind(const std::string& name, const std::string& to);
+    /// What `source edit` did: the settings it changed (none: nothing was
+    /// done), the cursor a rewind left, the source's revision after it.
+    struct Edit {
+        std::vector<std::string> changed;
+        std::optional<std::string> rewound_from;
+        std::int64_t revision = 0;
+    };
+    /// Gives pulled source `name` the settings of `spec` (all of them: url,
+    /// headers, timing, reading) and, with `rewind_to`, moves its cursor
+    /// there, as tributary.source_edit rules (sql/api/86_source_edit.sql):
+    /// waits for a loader's turn at it to end, records the edit and tells
+    /// the loaders. Throws InvalidRequest for a change refused or one that
+    /// needs a rewind given without, NameError for no such source.
+    Edit edit(const std::string& name, const SourceSpec& spec, const std::optional<std::string>& rewind_to);
+    /// The cursor of pulled source `name`, read only (`source check`):
+    /// nothing for no such source or one nobody asks.
+    std::optional<Cursor> cursor(const std::string& name, bool keyed_by_id);
     /// Throws NameError when there is no such source.
     void set_enabled(const std::string& name, bool enabled);
     /// Removes a source that never stored an event. Events are never deleted

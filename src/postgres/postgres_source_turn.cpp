@@ -291,7 +291,7 @@ auto PostgresSourceTurn::guarded(int source_id, Statement&& statement) {
 SourceTurn::Claim PostgresSourceTurn::claim(const Source& source) {
     const auto lease = source.endpoint.timeout + source.interval + kLeaseMargin;
     return guarded(source.id, [&](pqxx::nontransaction& tx) {
-        const auto row = tx.exec_prepared1(kClaim, source.id, kAdvisoryNamespace, lease.count());
+        const auto row = tx.exec_prepared1(kClaim, source.id, kAdvisoryNamespace, lease.count(), source.revision);
         const auto decision = row[0].as<std::string>();
         Claim claim;
         if (decision == "locked") {
@@ -310,6 +310,9 @@ SourceTurn::Claim PostgresSourceTurn::claim(const Source& source) {
             if (row[8].is_null()) replays_.erase(source.id);
             else replays_[source.id] = row[8].as<std::int64_t>();
         } else {
+            // 'changed': an edit of the source's settings came after the
+            // schedule this claim was made from; not due with these
+            // settings, and the next schedule brings the new ones.
             claim.decision = decision == "backing_off" ? Decision::backing_off : Decision::not_due;
         }
         return claim;

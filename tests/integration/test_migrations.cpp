@@ -210,9 +210,9 @@ TEST_CASE("run needs the loader's functions, not the definitions' digest: a defi
     db.exec("UPDATE tributary.schema_definitions SET digest = 'from a newer build'");
     run_tributary(db.url(), {"run", "--until-idle"}, 0);
 
-    db.exec("DROP FUNCTION tributary.loader_claim(int, int, bigint)");
+    db.exec("DROP FUNCTION tributary.loader_claim(int, int, bigint, bigint) CASCADE");
     const auto run = run_tributary(db.url(), {"run", "--until-idle"}, 1);
-    CHECK_THAT(run.err, Catch::Contains("tributary.loader_claim(int, int, bigint)") &&
+    CHECK_THAT(run.err, Catch::Contains("tributary.loader_claim(int, int, bigint, bigint)") &&
                             Catch::Contains("run `tributary migrate`"));
     CHECK(!postgres::Migrator(db.url()).migrate().empty());
     run_tributary(db.url(), {"run", "--until-idle"}, 0);

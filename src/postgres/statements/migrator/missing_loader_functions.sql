@@ -4,7 +4,7 @@
 -- stop loaders.
 SELECT f.signature
   FROM unnest(ARRAY[
-           'tributary.loader_claim(int, int, bigint)',
+           'tributary.loader_claim(int, int, bigint, bigint)',
            'tributary.loader_gate_succeeded(int, int, bigint, bigint, bigint, boolean, bigint)',
            'tributary.loader_close_succeeded(int, int, bigint, bigint, bigint, boolean, bigint)',
            'tributary.loader_close_failed(int, int, bigint, bigint, text, text)',
