@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "support/cookbook_lines.h"
 #include "support/source_server.h"
 #include "support/stored_truth.h"
 #include "support/test_database.h"
@@ -17,53 +18,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// The shell words of a command line: plain words and "double-quoted" or 'single-quoted' parts
-/// (what the cookbook uses; no escapes, no expansions).
-std::vector<std::string> shell_words(const std::string& line) {
-    std::vector<std::string> words;
-    std::string word;
-    bool in_word = false;
-    for (std::size_t i = 0; i < line.size(); ++i) {
-        const char c = line[i];
-        if (c == '"' || c == '\'') {
-            const auto end = line.find(c, i + 1);
-            if (end == std::string::npos) throw std::runtime_error("unbalanced quote in: " + line);
-            word += line.substr(i + 1, end - i - 1);
-            in_word = true;
-            i = end;
-        } else if (c == ' ' || c == '\t') {
-            if (in_word) words.push_back(word);
-            word.clear();
-            in_word = false;
-        } else {
-            word += c;
-            in_word = true;
-        }
-    }
-    if (in_word) words.push_back(word);
-    return words;
-}
-
-/// Every `tributary source add` command of the page, its backslash-continued lines joined, but
-/// json-server's.
-std::vector<std::string> source_add_commands(const std::string& path) {
-    std::ifstream in(path);
-    REQUIRE(in);
+/// The cookbook's `tributary source add` commands but json-server's: their --url is json-server's
+/// default address, and they run against the real json-server instead (test_json_server.cpp).
+std::vector<std::string> source_add_commands() {
     std::vector<std::string> commands;
-    std::string line, command;
-    bool continuing = false;
-    while (std::getline(in, line)) {
-        if (!continuing && line.rfind("tributary source add", 0) != 0) continue;
-        const bool continues = !line.empty() && line.back() == '\\';
-        command += continues ? line.substr(0, line.size() - 1) : line;
-        continuing = continues;
-        if (!continuing) {
-            // json-server's lines (its default address) run against the real json-server
-            // instead: test_json_server.cpp.
-            if (command.find("http://localhost:3000/") == std::string::npos) commands.push_back(command);
-            command.clear();
-        }
-    }
+    for (auto& command : cookbook_source_add_commands())
+        if (command.find("http://localhost:3000/") == std::string::npos) commands.push_back(std::move(command));
     return commands;
 }
 
@@ -130,7 +90,7 @@ std::vector<std::string> keys_of(const std::vector<std::string>& words) {
 }  // namespace
 
 TEST_CASE("every source add line of the cookbook loads its API's fixture exactly once, byte for byte", "[cookbook]") {
-    const auto commands = source_add_commands(std::string(TRIBUTARY_SOURCE_DIR) + "/docs/cookbook.md");
+    const auto commands = source_add_commands();
     REQUIRE(commands.size() == kApis.size());
     TestDatabase db;
     SourceServer server(

@@ -2,11 +2,6 @@
 // on a loopback port chosen by the kernel.
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -19,6 +14,7 @@
 #include "core/stop_signal.h"
 #include "http/body_budget.h"
 #include "http/curl_event_fetcher.h"
+#include "support/loopback_socket.h"
 
 using namespace std::chrono_literals;
 using tributary::CurlEventFetcher;
@@ -113,28 +109,6 @@ std::string http_date(std::time_t t) {
     std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
     return buf;
 }
-
-// A loopback port that is bound but not listening: connecting is refused, and
-// nobody else can take the port while the socket is open.
-class RefusingPort {
-public:
-    RefusingPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-        REQUIRE(fd_ >= 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-        socklen_t len = sizeof addr;
-        REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-        port_ = ntohs(addr.sin_port);
-    }
-    ~RefusingPort() { ::close(fd_); }
-    int port() const { return port_; }
-
-private:
-    int fd_;
-    int port_ = 0;
-};
 
 }  // namespace
 
@@ -527,7 +501,8 @@ TEST_CASE("CurlEventFetcher sends no request past the time it was given, and onl
 TEST_CASE("CurlEventFetcher reports connection failures as transient", "[curl_fetcher]") {
     StopSignal stop;
     CurlEventFetcher fetcher(FetchLimits{}, stop);
-    RefusingPort refusing;
+    // Bound, not listening: connecting is refused.
+    tributary::testing::LoopbackSocket refusing(tributary::testing::LoopbackSocket::Mode::bound);
     const std::string url = "http://127.0.0.1:" + std::to_string(refusing.port()) + "/events";
 
     const FetchResult r = fetcher.fetch(source_at(url + "?token=secret"), tributary::Cursor::at_id(0), 10);

@@ -6,9 +6,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -20,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "support/child_process.h"
+#include "support/cookbook_lines.h"
+#include "support/loopback_socket.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
 
@@ -30,25 +29,11 @@ namespace {
 
 constexpr int kRecords = 250;
 
-/// A port nobody listens on now (the kernel's choice for a socket bound to port 0).
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    socklen_t length = sizeof address;
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-    ::close(fd);
-    return ntohs(address.sin_port);
-}
-
 /// json-server serving /events, records {"id": 1.., "kind": "order", "n": ...} from a db.json of
 /// its own, on 127.0.0.1.
 class JsonServer {
 public:
-    explicit JsonServer(int records) : dir_(make_dir()), port_(free_port()) {
+    explicit JsonServer(int records) : dir_(make_dir()), port_(free_loopback_port()) {
         const char* bin = std::getenv("TRIBUTARY_JSON_SERVER_BIN");
         if (bin == nullptr || *bin == '\0')
             FAIL("TRIBUTARY_JSON_SERVER_BIN is not set: run `ctest -R integration_json_server`");
@@ -149,44 +134,11 @@ void check_all_once(const nlohmann::json& status, const TestDatabase& db, const 
     CHECK(s.high == records);
 }
 
-/// The cookbook's json-server lines (their --url is json-server's default, localhost:3000).
+/// The cookbook's json-server lines (their --url is json-server's default, localhost:3000), as words.
 std::vector<std::vector<std::string>> cookbook_json_server_lines() {
-    std::ifstream in(std::string(TRIBUTARY_SOURCE_DIR) + "/docs/cookbook.md");
-    REQUIRE(in);
     std::vector<std::vector<std::string>> lines;
-    std::string line, command;
-    bool continuing = false;
-    while (std::getline(in, line)) {
-        if (!continuing && line.rfind("tributary source add", 0) != 0) continue;
-        const bool continues = !line.empty() && line.back() == '\\';
-        command += continues ? line.substr(0, line.size() - 1) : line;
-        continuing = continues;
-        if (continuing) continue;
-        if (command.find("http://localhost:3000/") != std::string::npos) {
-            std::vector<std::string> words;
-            std::string word;
-            bool in_word = false;
-            for (std::size_t i = 0; i < command.size(); ++i) {
-                const char c = command[i];
-                if (c == '"') {
-                    const auto end = command.find('"', i + 1);
-                    word += command.substr(i + 1, end - i - 1);
-                    in_word = true;
-                    i = end;
-                } else if (c == ' ') {
-                    if (in_word) words.push_back(word);
-                    word.clear();
-                    in_word = false;
-                } else {
-                    word += c;
-                    in_word = true;
-                }
-            }
-            if (in_word) words.push_back(word);
-            lines.push_back(words);
-        }
-        command.clear();
-    }
+    for (const auto& command : cookbook_source_add_commands())
+        if (command.find("http://localhost:3000/") != std::string::npos) lines.push_back(shell_words(command));
     return lines;
 }
 

@@ -14,14 +14,13 @@
 #include <sstream>
 #include <thread>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <pqxx/pqxx>
 
 #include "support/child_process.h"
 #include "support/consume_rig.h"
+#include "support/loopback_socket.h"
 #include "support/pgbouncer.h"
 #include "support/source_server.h"
 #include "support/test_database.h"
@@ -48,27 +47,10 @@ std::size_t lines_in(const std::string& path) {
     return n;
 }
 
-/// A TCP socket on loopback that listens and never accepts: connecting works, nothing answers.
-class SilentListener {
-public:
-    SilentListener() {
-        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t size = sizeof address;
-        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 || ::listen(fd_, 16) != 0 ||
-            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0)
-            throw std::runtime_error("cannot listen on loopback");
-        port_ = ntohs(address.sin_port);
-    }
-    ~SilentListener() { ::close(fd_); }
-    std::string url() const { return "postgresql://postgres@127.0.0.1:" + std::to_string(port_) + "/tributary"; }
-
-private:
-    int fd_ = -1;
-    int port_ = 0;
-};
+/// A database URL whose server accepts connections and never answers.
+std::string silent_database_url(const LoopbackSocket& listening) {
+    return "postgresql://postgres@127.0.0.1:" + std::to_string(listening.port()) + "/tributary";
+}
 
 }  // namespace
 
@@ -221,8 +203,8 @@ TEST_CASE("--max-runtime ends a run whose database stops answering while it load
 }
 
 TEST_CASE("--max-runtime bounds the wait for a server that accepts connections and never answers", "[pooler]") {
-    SilentListener silent;
-    ChildProcess run(tributary_args(silent.url(), {"run", "--max-runtime", "6s"}));
+    LoopbackSocket silent(LoopbackSocket::Mode::listening);
+    ChildProcess run(tributary_args(silent_database_url(silent), {"run", "--max-runtime", "6s"}));
     const auto code = run.wait_for(60s);
     INFO(run.err());
     REQUIRE(code);
