@@ -35,6 +35,10 @@ BEGIN
     IF coalesce(p_lease, '30 seconds') <= interval '0' THEN
         RAISE EXCEPTION 'invalid lease %: it must be positive, e.g. ''30 seconds''', p_lease USING ERRCODE = '22023';
     END IF;
+    -- After any change of the sources in progress, and before any to come
+    -- (60_source_triggers.sql, forget_group_sources): else this group could
+    -- keep matches without a source added meanwhile, and never read it.
+    PERFORM pg_advisory_xact_lock(tributary.group_sources_lock_key());
     INSERT INTO tributary.consumer_groups (name, pattern, max_deliveries, lease, ordered, cursor_tx, cursor_seq)
     SELECT p_name, v_pattern, coalesce(p_max_deliveries, 5), coalesce(p_lease, '30 seconds'),
            coalesce(p_ordered, false), pos.tx_id, pos.seq

@@ -28,6 +28,13 @@ BEGIN
     RETURN OLD;
 END $$;
 
+-- The key of the group-sources lock (see forget_group_sources): the
+-- one-bigint form of advisory lock, which never meets the two-int locks of
+-- src/postgres/advisory_keys.h (pg_locks.objsubid 1, not 2); "tribgrps".
+-- Called by: forget_group_sources, group_create.
+CREATE OR REPLACE FUNCTION tributary.group_sources_lock_key() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$ SELECT 8390884927107919987 $$;
+
 -- A source added, removed or renamed: the sources each group matches, as
 -- its fresh reads keep them (consumer_groups.source_bits, migration 0011),
 -- may be out of date; they are cleared in every group, in the transaction
@@ -37,12 +44,20 @@ END $$;
 -- keep matches computed without a source whose events it could see (see
 -- lease_fresh). Runs as the owner: whoever may change the sources need not
 -- be able to write the groups.
+-- A group created meanwhile is a row this UPDATE cannot see, and its first
+-- read could not see this transaction's source: so a change of the sources
+-- and group_create queue, on the group-sources lock (group_sources_lock_key),
+-- taken shared here (source changes do not wait for each other) and
+-- exclusive by group_create. Whichever comes second sees the other committed:
+-- this UPDATE (a new statement, so a new snapshot once the lock is granted)
+-- clears the new group, or the new group's first read sees the source.
 -- Called by: the trigger sources_forget_group_sources (AFTER INSERT, DELETE,
 -- TRUNCATE or UPDATE OF name ON tributary.sources, once per statement).
 CREATE OR REPLACE FUNCTION tributary.forget_group_sources() RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM pg_advisory_xact_lock_shared(tributary.group_sources_lock_key());
     UPDATE tributary.consumer_groups SET source_bits = NULL;
     RETURN NULL;
 END $$;

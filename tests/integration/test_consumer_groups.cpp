@@ -21,6 +21,7 @@
 #include <pqxx/pqxx>
 
 #include "support/concurrent_consumers.h"
+#include "support/consume_rig.h"
 #include "support/group_consumer.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
@@ -166,6 +167,49 @@ TEST_CASE("a source added after a group has read reaches it: the matches a group
     db.exec("DELETE FROM tributary.sources WHERE name = 'orders.gone'");
     commit_events(db, eu, 3, 1);
     CHECK(drain(star) == std::multiset<std::string>{"orders.eu:3"});
+}
+
+namespace {
+
+/// Whether a session runs `query_start` and waits on a heavyweight lock (an advisory one here).
+bool waits_on_a_lock(const TestDatabase& db, const std::string& query_start) {
+    return db.scalar(
+               "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' "
+               "AND query LIKE '" +
+               query_start + "%'") != "0";
+}
+
+}  // namespace
+
+// A group's kept matches are computed by its first read; a source added in a transaction that
+// overlaps the group's creation is cleared from no group it cannot see, and would be missing from
+// that group's matches for good (its events never read). So the two changes queue: the source's
+// trigger takes the group-sources lock shared, group_create exclusive.
+TEST_CASE("a group created while a source is being added gets that source's events, whichever begins first",
+          "[consumer]") {
+    TestDatabase db;
+    const bool source_first = GENERATE(true, false);
+    INFO((source_first ? "the source's transaction first" : "the group's transaction first"));
+    pqxx::connection first(db.url());
+    pqxx::work open(first);
+    if (source_first)
+        open.exec("INSERT INTO tributary.sources (name, url) VALUES ('orders.eu', 'http://127.0.0.1:9/e')");
+    else open.exec("SELECT tributary.group_create('star', 'orders.*')");
+    std::thread second([&] {
+        if (source_first) db.exec("SELECT tributary.group_create('star', 'orders.*')");
+        else add_source(db, "orders.eu");
+    });
+    const bool queued =
+        wait_until([&] { return waits_on_a_lock(db, source_first ? "SELECT tributary.group_create" : "INSERT"); }, 30s);
+    open.commit();
+    second.join();
+    REQUIRE(queued);
+
+    Consumer star(db.url(), "star", "c");
+    CHECK(drain(star).empty());  // the first read keeps its matches
+    const int eu = std::stoi(db.scalar("SELECT id FROM tributary.sources WHERE name = 'orders.eu'"));
+    commit_events(db, eu, 1, 2);
+    CHECK(drain(star) == std::multiset<std::string>{"orders.eu:1", "orders.eu:2"});
 }
 
 TEST_CASE("pattern_matches: '*' is one segment, '>' the rest; bad patterns are refused", "[consumer]") {
