@@ -8,7 +8,7 @@
 
 #include "aligned_table.h"
 #include "core/access_tokens.h"
-#include "core/batch_rules.h"
+#include "core/page_taking.h"
 #include "core/shared_access_token.h"
 #include "core/stop_signal.h"
 #include "http/curl_event_fetcher.h"
@@ -182,15 +182,10 @@ std::vector<CheckedPage> check_pages(const Source& source, const Cursor& start) 
         }
         page.result.memory_hold.reset();
         page.rate_limit_headers = fetcher.rate_limit_headers();
-        auto& events = page.result.events;
         if (page.result.status == FetchResult::Status::ok) {
             // As the loader takes a batch (Loader::fetch_and_store, store_batch).
-            page.violation = source.keyed_by_id() ? batch_violation(events, at.id()) : key_violation(events);
-            if (source.keyed_by_id() && events.size() > static_cast<std::size_t>(source.batch_size)) {
-                events.resize(static_cast<std::size_t>(source.batch_size));
-                page.result.next.reset();
-            }
-            page.next = page.result.next ? *page.result.next : events.empty() ? at : Cursor::at_id(events.back().id);
+            page.violation = page_violation(source, at, page.result.events);
+            page.next = take_page(source, at, page.result);
         }
         pages.push_back(std::move(page));
         const auto& last = pages.back();

@@ -17,7 +17,7 @@ struct CheckedPage {
     Cursor asked;  ///< the cursor it was asked at
     FetchResult result;
     /// A batch the fetcher passed but the loader refuses all the same
-    /// (batch_rules.h); the page then fails.
+    /// (page_taking.h); the page then fails.
     std::optional<std::string> violation;
     Cursor next;  ///< where the loader's cursor would go (ok pages)
     std::vector<std::pair<std::string, std::string>> rate_limit_headers;
@@ -28,7 +28,7 @@ struct CheckedPage {
 /// `source check`: the first page at `start` and, when it is ok, not the end
 /// and moves the cursor, the second (two requests at most, plus a token
 /// request for an OAuth2 source), fetched, parsed and paged by the loader's
-/// own code (CurlEventFetcher, the paging strategies, batch_rules), with an
+/// own code (CurlEventFetcher, the paging strategies, page_taking), with an
 /// OAuth2 token kept in memory only. Stores nothing anywhere.
 std::vector<CheckedPage> check_pages(const Source& source, const Cursor& start);
 

@@ -4,9 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "batch_rules.h"
 #include "errors.h"
 #include "fault_points.h"
+#include "page_taking.h"
 
 namespace tributary {
 
@@ -28,14 +28,6 @@ SlotClose::Failure slot_failure(FetchResult::Status status) {
         case FetchResult::Status::failing: return SlotClose::Failure::failing;
         default: return SlotClose::Failure::transient;
     }
-}
-
-/// The cursor parameter as sent, for the messages of the check below. Not
-/// inclusive there: the fetcher has already left out a page's first record
-/// that was the cursor's own (--inclusive).
-SentCursor sent_cursor(const Source& source) {
-    const auto& param = source.paging.cursor_param;
-    return {param.empty() ? default_cursor_param(source.paging.style) : param, false};
 }
 
 }  // namespace
@@ -247,8 +239,7 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
     TurnReport report{SourceOutcome::failed};
     if (result.status != FetchResult::Status::ok) {
         report = record_failure(source, claim, result, failure_class(result.cause));
-    } else if (auto why = source.keyed_by_id() ? batch_violation(result.events, claim.cursor.id(), sent_cursor(source))
-                                               : key_violation(result.events)) {
+    } else if (auto why = page_violation(source, claim.cursor, result.events)) {
         // The fetcher validated already; checking again here keeps the
         // promise even for a fetcher that gets it wrong.
         report = record_failure(source, claim, FetchResult::failure(FetchResult::Status::failing, *why),
@@ -261,13 +252,6 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
 }
 
 namespace {
-
-/// Where a batch leaves the source: what the fetcher said, or for a source
-/// keyed by id, its last id.
-Cursor cursor_after(const SourceTurn::Claim& claim, const FetchResult& result) {
-    if (result.next) return *result.next;
-    return result.events.empty() ? claim.cursor : Cursor::at_id(result.events.back().id);
-}
 
 /// A cursor for log lines: a next-page URL or token may be long, and a next
 /// link's query may echo a credential the source was given (an API key as a
@@ -284,11 +268,7 @@ std::string shown_cursor(const Cursor& cursor) {
 }  // namespace
 
 TurnReport Loader::store_batch(const Source& source, const SourceTurn::Claim& claim, FetchResult& result) {
-    if (source.keyed_by_id() && result.events.size() > static_cast<std::size_t>(source.batch_size)) {
-        result.events.resize(static_cast<std::size_t>(source.batch_size));
-        result.next.reset();  // the last id kept
-    }
-    const Cursor next = cursor_after(claim, result);
+    const Cursor next = take_page(source, claim.cursor, result);
     const auto id_of = [](const Cursor& c) { return c.is_id() ? std::optional<std::int64_t>(c.id()) : std::nullopt; };
     if (result.events.empty() && next == claim.cursor) {
         const auto pause = std::max(idle_polling_.pause(source.interval, claim.empty_streak + 1), result.hold_off);
