@@ -35,15 +35,8 @@ private:
     std::optional<AccessToken> token_;
 };
 
-/// A position as the check shows it: up to its query (a next link's query
-/// may echo a credential) and 80 bytes.
-std::string shown_position(const Cursor& cursor) {
-    constexpr std::size_t kShown = 80;
-    std::string text = cursor.position();
-    if (const auto query = text.find('?'); query != std::string::npos) text = text.substr(0, query) + "?...";
-    if (text.size() > kShown) text = text.substr(0, kShown) + "...";
-    return text;
-}
+/// A position as the check shows it (shown_cursor_text: a next link's query may echo a credential).
+std::string shown_position(const Cursor& cursor) { return shown_cursor_text(cursor.position()); }
 
 /// A cursor in the table: an id, or a position quoted, with the records of
 /// its page already taken.

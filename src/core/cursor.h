@@ -63,4 +63,14 @@ private:
     Value value_{std::int64_t{0}};
 };
 
+/// A cursor's text (Cursor::to_string, or a position) as logs and output show it: a next-page URL
+/// or token may be long, and a next link's query may echo a credential the source was given (an
+/// API key as a query parameter), so it is shown up to its query, if it has one, and 80 bytes.
+inline std::string shown_cursor_text(std::string text) {
+    constexpr std::size_t kShown = 80;
+    if (const auto query = text.find('?'); query != std::string::npos) text = text.substr(0, query) + "?...";
+    if (text.size() > kShown) text = text.substr(0, kShown) + "...";
+    return text;
+}
+
 }  // namespace tributary

@@ -253,17 +253,8 @@ TurnReport Loader::fetch_and_store(const Source& source, const SourceTurn::Claim
 
 namespace {
 
-/// A cursor for log lines: a next-page URL or token may be long, and a next
-/// link's query may echo a credential the source was given (an API key as a
-/// query parameter), so a position is shown up to its query, if it has one.
-std::string shown_cursor(const Cursor& cursor) {
-    constexpr std::size_t kShown = 80;
-    auto text = cursor.to_string();
-    if (const auto query = text.find('?'); !cursor.is_id() && query != std::string::npos)
-        text = text.substr(0, query) + "?...";
-    if (text.size() > kShown) text = text.substr(0, kShown) + "...";
-    return text;
-}
+/// A cursor for log lines (shown_cursor_text: no query, at most 80 bytes).
+std::string shown_cursor(const Cursor& cursor) { return shown_cursor_text(cursor.to_string()); }
 
 }  // namespace
 
