@@ -73,7 +73,7 @@ BEGIN
     -- A pattern without wildcards is one source, found by its name: nothing to keep.
     v_ids := ARRAY(SELECT cg.id FROM tributary.consumer_groups cg
                     WHERE (p_name IS NULL OR cg.name = p_name) AND cg.source_bits IS NULL
-                      AND cg.pattern ~ '(^|\.)[*>](\.|$)' AND cg.pattern <> '>'
+                      AND tributary.pattern_has_wildcard(cg.pattern) AND cg.pattern <> '>'
                     ORDER BY cg.id
                       FOR NO KEY UPDATE SKIP LOCKED);
     FOR v_pattern IN SELECT DISTINCT cg.pattern FROM tributary.consumer_groups cg WHERE cg.id = ANY (v_ids) LOOP

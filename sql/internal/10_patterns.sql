@@ -21,6 +21,12 @@ SELECT CASE
     WHEN p_pattern ~ '>\.' THEN '''>'' may only be the last segment'
 END $$;
 
+-- Whether a valid pattern has a wildcard segment ('*' or '>'); one without
+-- is one source, found by its name.
+-- Called by: group_backlog, console_group_status, console_keep_group_matches.
+CREATE OR REPLACE FUNCTION tributary.pattern_has_wildcard(p_pattern text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$ SELECT p_pattern ~ '(^|\.)[*>](\.|$)' $$;
+
 -- Raises 22023 with a message that says how to write a pattern.
 -- Called by: pattern_matches, group_create, read_log.
 CREATE OR REPLACE FUNCTION tributary.check_pattern(p_pattern text) RETURNS void

@@ -66,7 +66,7 @@ DECLARE
     v_bits bit varying;
     v_few int[];
 BEGIN
-    IF g.pattern !~ '(^|\.)[*>](\.|$)' THEN
+    IF NOT tributary.pattern_has_wildcard(g.pattern) THEN
         v_few := ARRAY(SELECT s.id FROM tributary.sources s WHERE s.name = g.pattern);
     ELSIF g.pattern <> '>' THEN
         v_bits := coalesce(g.source_bits, tributary.matching_source_bits(g.pattern));

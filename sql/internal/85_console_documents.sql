@@ -121,7 +121,7 @@ DECLARE
 BEGIN
     FOR g IN SELECT * FROM tributary.consumer_groups cg WHERE p_name IS NULL OR cg.name = p_name ORDER BY cg.name LOOP
         -- A pattern without wildcards is one source, found by its name.
-        IF g.pattern ~ '(^|\.)[*>](\.|$)' AND g.pattern <> '>' AND g.source_bits IS NULL THEN
+        IF tributary.pattern_has_wildcard(g.pattern) AND g.pattern <> '>' AND g.source_bits IS NULL THEN
             v_at := array_position(v_patterns, g.pattern);
             IF v_at IS NULL THEN
                 v_patterns := v_patterns || g.pattern;
