@@ -15,8 +15,10 @@
 -- §7). A key already stored in the source stores nothing: publishing again
 -- after a retry, or from two transactions at once, is harmless (the second
 -- waits for the first to commit or roll back, then stores nothing or
--- stores). Consumers are woken at the commit (NOTIFY on tributary_events,
--- sent only if the transaction commits).
+-- stores). publish sends no NOTIFY: a notifying transaction holds a
+-- cluster-wide lock through its commit, which would make every publishing
+-- transaction wait for the others'. Consumers are woken by the herald once
+-- the event is readable (sql/internal/87_herald.sql).
 
 -- The source p_source, if it is a published source the session may publish
 -- to, held against its removal until this transaction ends. Who may: a
@@ -90,7 +92,6 @@ BEGIN
         RETURN false;
     END IF;
     INSERT INTO tributary.events (source_id, event_key, payload) VALUES (v_source, p_key, p_payload);
-    PERFORM pg_notify('tributary_events', p_source);
     RETURN true;
 END $$;
 
@@ -135,9 +136,6 @@ BEGIN
       JOIN new_keys k ON k.event_key = f.key
      ORDER BY f.n;
     GET DIAGNOSTICS v_stored = ROW_COUNT;
-    IF v_stored > 0 THEN
-        PERFORM pg_notify('tributary_events', p_source);
-    END IF;
     RETURN v_stored;
 END $$;
 

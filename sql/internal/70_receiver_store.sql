@@ -17,8 +17,9 @@
 -- NULL when its source is no longer an enabled pushed source (removed,
 -- paused, changed): nothing of it stored.
 -- The sources are locked against their removal until the commit (KEY
--- SHARE), so no event outlives its source's row. Consumers are woken at the
--- commit (NOTIFY on tributary_events with each source's name).
+-- SHARE), so no event outlives its source's row. It sends no NOTIFY (a
+-- notifying commit waits for every other's): the herald wakes consumers
+-- (sql/internal/87_herald.sql).
 CREATE OR REPLACE FUNCTION tributary.receiver_store(p_requests int[], p_sources int[], p_keys text[],
                                                     p_payloads jsonb)
 RETURNS TABLE (request int, stored bigint)
@@ -67,14 +68,9 @@ BEGIN
         SELECT f.request, count(*) AS n
           FROM inserted e JOIN firsts f ON f.source_id = e.source_id AND f.key = e.event_key
          GROUP BY f.request
-    ), notified AS (
-        SELECT count(pg_notify('tributary_events', s.name)) AS n
-          FROM tributary.sources s
-         WHERE s.id IN (SELECT DISTINCT e.source_id FROM inserted e)
     )
     SELECT r.request, CASE WHEN r.source_id = ANY (v_accepting) THEN coalesce(c.n, 0) END
       FROM (SELECT DISTINCT i.request, i.source_id FROM input i) r
       LEFT JOIN credited c ON c.request = r.request
-     CROSS JOIN notified
      ORDER BY r.request;
 END $$;

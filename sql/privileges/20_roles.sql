@@ -34,6 +34,8 @@
 -- Privileges (sql/privileges/): see 10_public.sql.
 
 DO $$
+DECLARE
+    v_role text;
 BEGIN
     IF to_regrole('tributary_loader') IS NOT NULL THEN
         -- From nothing, so that this file is the whole truth.
@@ -127,6 +129,10 @@ BEGIN
         -- The log's partitions, how it is cut and kept, its maintainer (0013).
         GRANT SELECT ON tributary.partitions, tributary.log_settings, tributary.retention_policies,
                         tributary.maintainer_lease TO tributary_admin;
+        -- ... and who announces it (0016; not yet when an older migration applies these).
+        IF to_regclass('tributary.herald_lease') IS NOT NULL THEN
+            GRANT SELECT ON tributary.herald_lease TO tributary_admin;
+        END IF;
         GRANT EXECUTE ON FUNCTION
             tributary.group_create(text, text, text, int, interval, boolean),
             tributary.group_reset(text, text),
@@ -240,4 +246,14 @@ BEGIN
         GRANT EXECUTE ON FUNCTION tributary.read_log(text, xid8, bigint, int), tributary.log_position(text)
             TO tributary_console;
     END IF;
+
+    -- The herald (sql/internal/87_herald.sql): `run`, `receive`, `maintain` and `consume` each
+    -- compete for its lease. Its functions reveal only whether some event became readable.
+    FOR v_role IN SELECT r FROM unnest(ARRAY['tributary_loader', 'tributary_receiver', 'tributary_maintainer',
+                                             'tributary_consumer']) r
+                   WHERE to_regrole(r) IS NOT NULL LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION tributary.herald_acquire(text, interval), '
+                       'tributary.herald_release(text, bigint), tributary.herald_announce(text, bigint, xid8) TO %I',
+                       v_role);
+    END LOOP;
 END $$;

@@ -75,7 +75,8 @@ int serve_console(const GlobalOptions& global, const ConsoleOptions& options) {
     postgres::PostgresTailFeeds feeds(db);
     console::TailSlots slots(kMaxTails);
     // One LISTEN connection wakes every open tail.
-    postgres::HintChannel hints(db, postgres::HintChannel::Options{{postgres::kEventsChannel}, ""}, stop);
+    postgres::HintChannel hints(
+        db, postgres::HintChannel::Options{{postgres::kEventsChannel}, postgres::kEventsWakeWindow}, stop);
     console::TailService tail{feeds, slots, hints, stop, {}};
     const bool read_only = !token;
     // On the loopback, only requests naming the loopback (DNS rebinding).

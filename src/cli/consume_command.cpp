@@ -12,6 +12,7 @@
 #include "duration.h"
 #include "exit_codes.h"
 #include "flag_checks.h"
+#include "herald_process.h"
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
 #include "postgres/login_privileges.h"
@@ -29,6 +30,7 @@ namespace tributary::cli {
 namespace {
 
 struct ConsumeOptions {
+    HeraldFlags herald;  ///< not with --poll-only
     std::string group;
     std::string consumer;
     int batch = 1000;
@@ -103,6 +105,7 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
         options.max_runtime.empty() ? std::chrono::milliseconds::zero() : parse_duration(options.max_runtime);
     const auto shutdown_timeout = parse_duration(options.shutdown_timeout);
     if (options.exec.empty()) throw UsageError("--exec: the command must not be empty");
+    if (!options.herald.off) options.herald.timings();
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
@@ -119,21 +122,25 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
     consumer_options.until_idle = options.until_idle;
 
     process::ExecBatchHandler handler(options.exec);
-    // Push (docs/design.md §7): loaders hint after each commit; an idle worker
-    // sleeps until a hint, a reconnect of the hint connection, or its
-    // fallback timer. --poll-only: the timer alone, 50 ms doubling to 1 s.
+    // Push (docs/design.md §7): the herald hints once events are readable; an
+    // idle worker sleeps until a hint, a reconnect of the hint connection, or
+    // its fallback timer. --poll-only: the timer alone, 50 ms doubling to 1 s,
+    // and no part in the herald's election either (a pooler, maybe).
     PauseWakeup pause(stop);
     std::optional<postgres::HintChannel> hints;
     if (!options.poll_only) {
-        hints.emplace(db, postgres::HintChannel::Options{{postgres::kEventsChannel}, ""}, stop);
+        hints.emplace(db, postgres::HintChannel::Options{{postgres::kEventsChannel}, postgres::kEventsWakeWindow},
+                      stop);
         consumer_options.idle_max = std::chrono::seconds(5);
     }
-    // A fixed fallback instead: where every writer hints (loaders, receivers,
-    // publish), reading more often while idle only costs the database. What
+    // A fixed fallback instead: where the herald hints every write (loaders,
+    // receivers, publish), reading more often while idle only costs the database. What
     // nobody hints (a retry falling due, a lease running out) waits for it.
     if (!options.idle_poll.empty())
         consumer_options.idle_min = consumer_options.idle_max = parse_duration(options.idle_poll);
     Wakeup& wakeup = hints ? static_cast<Wakeup&>(*hints) : pause;
+    std::optional<HeraldThread> herald;
+    if (!options.poll_only) herald.emplace(db, options.herald, stop);
     Consumer consumer(
         {[db, name = options.group, keeping = group->keeping] { return postgres::open_group_log(db, name, keeping); },
          handler, wakeup},
@@ -183,6 +190,7 @@ void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& act
         ->capture_default_str()
         ->check(duration_value());
     cmd->add_flag("--until-idle", options->until_idle, "exit once a read finds nothing to do");
+    add_herald_flags(*cmd, options->herald);
     cmd->callback([&global, &action, options] { action = [&global, options] { return consume(global, *options); }; });
 }
 

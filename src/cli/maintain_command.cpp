@@ -6,6 +6,7 @@
 #include "command.h"
 #include "exit_codes.h"
 #include "flag_checks.h"
+#include "herald_process.h"
 #include "log_metrics_refresher.h"
 #include "maintainer_process.h"
 #include "maintenance/holder_name.h"
@@ -22,12 +23,13 @@ namespace {
 
 struct MaintainOptions {
     MaintainerFlags maintainer;
+    HeraldFlags herald;  ///< not with --once
     bool once = false;
     std::string metrics_listen;  ///< HOST:PORT of /metrics (the log's gauges) and /healthz
 };
 
 /// --once (cron): one pass if the lease is free, then give it back.
-int maintain_once(maintenance::Maintainer& maintainer) {
+int maintain_once(maintenance::ElectedRole& maintainer) {
     if (!maintainer.hold()) return exit_ok;  // logged: another maintainer holds the lease
     maintainer.pass();
     maintainer.release();
@@ -37,6 +39,7 @@ int maintain_once(maintenance::Maintainer& maintainer) {
 int maintain(const GlobalOptions& global, const MaintainOptions& options) {
     const auto db = global.database_url();
     options.maintainer.timings();  // bad flags are usage errors before anything starts
+    if (!options.herald.off) options.herald.timings();
     if (!options.metrics_listen.empty()) {
         try {
             metrics::split_address(options.metrics_listen);
@@ -65,6 +68,7 @@ int maintain(const GlobalOptions& global, const MaintainOptions& options) {
         spdlog::info("serving /metrics and /healthz on {} (port {})", options.metrics_listen, server->port());
         refresher.emplace(db, *log_metrics);
     }
+    HeraldThread herald(db, options.herald, stop);
     maintainer.run(stop);
     spdlog::info("maintainer={} stopped", maintainer.holder());
     return exit_ok;
@@ -104,6 +108,7 @@ void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& ac
         "SIGTERM/SIGINT)");
     auto options = std::make_shared<MaintainOptions>();
     add_maintainer_flags(*cmd, options->maintainer, "");
+    add_herald_flags(*cmd, options->herald);
     cmd->add_option("--metrics-listen", options->metrics_listen,
                     "serve /metrics (the log's gauges, refreshed every 30s) and /healthz on HOST:PORT");
     cmd->add_flag("--once", options->once,

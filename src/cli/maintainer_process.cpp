@@ -8,8 +8,8 @@
 
 namespace tributary::cli {
 
-maintenance::MaintainerTimings MaintainerFlags::timings() const {
-    maintenance::MaintainerTimings timings;
+maintenance::ElectionTimings MaintainerFlags::timings() const {
+    maintenance::ElectionTimings timings;
     timings.lease = parse_duration(lease);
     timings.interval = parse_duration(interval);
     // The lease is renewed every third of it: below a second, one slow round trip would cost it.
@@ -23,7 +23,7 @@ namespace {
 /// Renews the lease while an archive streams, as often as the maintainer itself does (every
 /// third of it), on the maintainer's session: the COPY runs on a connection of its own, so the
 /// session is free. Any answer but the same token means the lease is not ours as it was.
-maintenance::LeaseRenewal lease_renewal(maintenance::LeaseStore& store, const maintenance::MaintainerTimings& timings) {
+maintenance::LeaseRenewal lease_renewal(maintenance::LeaseStore& store, const maintenance::ElectionTimings& timings) {
     const auto lease = timings.lease;
     return {lease / 3, [&store, lease](const maintenance::MaintainerLease& held) {
                 const auto token = store.acquire(held.holder, lease);
@@ -51,7 +51,8 @@ MaintainerProcess::MaintainerProcess(const std::string& db, const MaintainerFlag
         activity_, maintenance::ActivitySettings{20000, timings_.interval}, lease_renewal(store_, timings_)));
     std::vector<maintenance::MaintenanceStep*> steps;
     for (const auto& step : steps_) steps.push_back(step.get());
-    maintainer_ = std::make_unique<maintenance::Maintainer>(store_, std::move(steps), std::move(holder), timings_);
+    maintainer_ =
+        std::make_unique<maintenance::ElectedRole>("maintainer", store_, std::move(steps), std::move(holder), timings_);
 }
 
 }  // namespace tributary::cli

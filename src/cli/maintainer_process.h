@@ -9,7 +9,7 @@
 
 #include "core/stop_signal.h"
 #include "maintenance/archive_command.h"
-#include "maintenance/maintainer.h"
+#include "maintenance/elected_role.h"
 #include "postgres/maintainer_fence.h"
 #include "postgres/postgres_activity.h"
 #include "postgres/postgres_lease_store.h"
@@ -29,7 +29,7 @@ struct MaintainerFlags {
     std::string prefix;
 
     /// Parsed; throws UsageError (an interval or lease that is not a duration, a lease under 1 s).
-    maintenance::MaintainerTimings timings() const;
+    maintenance::ElectionTimings timings() const;
     maintenance::ArchiveSettings archive() const { return {archive_command, archive_format}; }
 };
 
@@ -45,17 +45,17 @@ public:
     /// `holder`: its name in the election (maintenance::unique_holder_name()).
     MaintainerProcess(const std::string& db, const MaintainerFlags& flags, std::string holder);
 
-    maintenance::Maintainer& maintainer() { return *maintainer_; }
+    maintenance::ElectedRole& maintainer() { return *maintainer_; }
 
 private:
-    maintenance::MaintainerTimings timings_;
+    maintenance::ElectionTimings timings_;
     postgres::PostgresSession session_;
     postgres::PostgresLeaseStore store_;
     postgres::MaintainerFence fence_;
     postgres::PostgresRetention retention_;
     postgres::PostgresActivity activity_;
     std::vector<std::unique_ptr<maintenance::MaintenanceStep>> steps_;
-    std::unique_ptr<maintenance::Maintainer> maintainer_;
+    std::unique_ptr<maintenance::ElectedRole> maintainer_;
 };
 
 }  // namespace tributary::cli

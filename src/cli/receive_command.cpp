@@ -16,6 +16,7 @@
 #include "duration.h"
 #include "exit_codes.h"
 #include "flag_checks.h"
+#include "herald_process.h"
 #include "metrics/metrics_server.h"
 #include "postgres/migrator.h"
 #include "postgres/postgres_pushed_events.h"
@@ -34,6 +35,7 @@ namespace tributary::cli {
 namespace {
 
 struct ReceiveOptions {
+    HeraldFlags herald;
     std::string listen;
     std::string metrics_listen;
     std::size_t max_queued_events = webhook::WebhookReceiver::Options{}.max_queued_events;
@@ -62,6 +64,7 @@ std::optional<std::string> from_environment(const std::string& name) {
 int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     check_address("--listen", options.listen);
     if (!options.metrics_listen.empty()) check_address("--metrics-listen", options.metrics_listen);
+    if (!options.herald.off) options.herald.timings();  // bad flags: a usage error before anything starts
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
@@ -103,6 +106,8 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     // Tests and scripts read the port (for --listen HOST:0) from this line.
     spdlog::info("receiving webhooks on {} (port {}): POST /sources/NAME/events", options.listen, server.port());
 
+    // Receivers notify nobody in their commits: the herald wakes consumers.
+    HeraldThread herald(db, options.herald, stop);
     while (!stop.wait_for(std::chrono::minutes(1))) {
     }
     spdlog::info("stopping: no new connections; answering the requests in hand");
@@ -138,6 +143,8 @@ void add_receive_command(CLI::App& app, const GlobalOptions& global, Action& act
                     "bytes of request bodies all connections may hold at once; past it, 503 with Retry-After")
         ->capture_default_str()
         ->check(decimal_in(1024, std::numeric_limits<std::int64_t>::max()));
+    add_herald_flags(*cmd, options->herald);
+
     cmd->callback([&global, &action, options] { action = [&global, options] { return receive(global, *options); }; });
 }
 

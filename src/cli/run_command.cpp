@@ -18,6 +18,7 @@
 #include "duration.h"
 #include "exit_codes.h"
 #include "flag_checks.h"
+#include "herald_process.h"
 #include "http/body_budget.h"
 #include "http/curl_event_fetcher.h"
 #include "http/oauth2_token_request.h"
@@ -50,6 +51,7 @@ namespace tributary::cli {
 namespace {
 
 struct RunOptions {
+    HeraldFlags herald;
     int workers = 4;
     std::string max_runtime;
     bool until_idle = false;
@@ -78,13 +80,13 @@ struct Shared {
     BodyBudget& body_budget;
 };
 
-/// Loaders listen for source changes and nudges, and hint consumers after
-/// each commit. Each wake-up costs every worker a schedule read: with N
+/// Loaders listen for source changes and nudges (the herald, not they, wakes
+/// consumers: sql/internal/87_herald.sql). Each wake-up costs every worker a schedule read: with N
 /// workers, at most one wake-up per N × 50 ms (a second at most), so that a
 /// NOTIFY flood costs the process one read per 50 ms on average. The first
 /// notification after a quiet window still wakes them at once.
 postgres::HintChannel::Options hint_options(int workers) {
-    postgres::HintChannel::Options hint_options{{postgres::kControlChannel}, postgres::kEventsChannel};
+    postgres::HintChannel::Options hint_options{{postgres::kControlChannel}};
     hint_options.wake_window =
         std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50) * workers, std::chrono::seconds(1));
     return hint_options;
@@ -195,6 +197,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
         }
     }
     if (!options.no_maintain) options.maintainer.timings();  // bad flags: a usage error before anything starts
+    if (!options.herald.off) options.herald.timings();
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
@@ -224,7 +227,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
     const std::string holder = options.no_maintain ? "" : maintenance::unique_holder_name();
     std::optional<metrics::LogMetrics> log_metrics;
     if (loader_metrics) log_metrics.emplace(holder);
-    RunObserver observer(loader_metrics ? &*loader_metrics : nullptr, hints ? &*hints : nullptr);
+    RunObserver observer(loader_metrics ? &*loader_metrics : nullptr);
     Nudger nudger(db);  // before the server: its threads call it until the server is gone
     std::optional<metrics::MetricsServer> server;
     if (loader_metrics) {
@@ -254,6 +257,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
     std::optional<std::thread> maintainer;
     if (!options.no_maintain)
         maintainer.emplace([&] { take_part_in_maintenance(db, options.maintainer, holder, stop); });
+    HeraldThread herald(db, options.herald, stop);
     for (auto& w : workers) w.join();
     stop.request_stop();                 // when workers ended by themselves
     if (maintainer) maintainer->join();  // releases the lease if it held it
@@ -296,6 +300,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
                   "take no part in the maintainer's election (by default one `run` or `maintain` process at a "
                   "time maintains the log)");
     add_maintainer_flags(*cmd, options->maintainer, "maintainer-");
+    add_herald_flags(*cmd, options->herald);
     cmd->callback([&global, &action, options] { action = [&global, options] { return run(global, *options); }; });
 }
 

@@ -13,16 +13,13 @@ std::int64_t steady_ns() {
 
 }  // namespace
 
-RunObserver::RunObserver(metrics::LoaderMetrics* metrics, postgres::HintChannel* hints)
-    : metrics_(metrics), hints_(hints), last_activity_ns_(steady_ns()) {}
+RunObserver::RunObserver(metrics::LoaderMetrics* metrics) : metrics_(metrics), last_activity_ns_(steady_ns()) {}
 
 void RunObserver::touch() { last_activity_ns_.store(steady_ns(), std::memory_order_relaxed); }
 
 void RunObserver::turn_done(const Source& source, const TurnReport& turn) {
     touch();
     if (metrics_) metrics_->turn_done(source, turn);
-    // After the commit, outside the batch's transaction: consumers may read.
-    if (hints_ && turn.outcome == SourceOutcome::stored) hints_->hint(source.name);
 }
 
 void RunObserver::pass_done(const PassSummary& summary) {

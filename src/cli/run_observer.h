@@ -9,7 +9,6 @@
 #include "core/loader_observer.h"
 #include "metrics/health.h"
 #include "metrics/loader_metrics.h"
-#include "postgres/hint_channel.h"
 
 namespace tributary::cli {
 
@@ -19,8 +18,8 @@ namespace tributary::cli {
 /// passed on to the metrics when they are on.
 class RunObserver : public LoaderObserver {
 public:
-    /// `metrics` may be null (no --listen); `hints` too (--poll-only).
-    RunObserver(metrics::LoaderMetrics* metrics, postgres::HintChannel* hints);
+    /// `metrics` may be null (no --listen).
+    explicit RunObserver(metrics::LoaderMetrics* metrics);
 
     void turn_done(const Source& source, const TurnReport& turn) override;
     void pass_done(const PassSummary& summary) override;
@@ -37,7 +36,6 @@ private:
     void touch();
 
     metrics::LoaderMetrics* metrics_;
-    postgres::HintChannel* hints_;
     std::atomic<std::int64_t> last_activity_ns_;
     mutable std::mutex mutex_;
     int workers_away_ = 0;

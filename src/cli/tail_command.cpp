@@ -69,7 +69,8 @@ int tail(const GlobalOptions& global, const TailOptions& options) {
     // --poll-only polls, 50 ms doubling to 1 s.
     std::optional<postgres::HintChannel> hints;
     if (options.follow && !options.poll_only)
-        hints.emplace(global.database_url(), postgres::HintChannel::Options{{postgres::kEventsChannel}, ""}, stop);
+        hints.emplace(global.database_url(),
+                      postgres::HintChannel::Options{{postgres::kEventsChannel}, postgres::kEventsWakeWindow}, stop);
     IdlePause idle(std::chrono::milliseconds(50), std::chrono::milliseconds(hints ? 5000 : 1000));
     IdlePause outage(std::chrono::milliseconds(500), std::chrono::milliseconds(10000));
     while (!stop.stop_requested()) {

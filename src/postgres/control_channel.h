@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+
 namespace tributary::postgres {
 
 /// LISTEN/NOTIFY channel on which source changes and nudges reach running
@@ -7,8 +9,14 @@ namespace tributary::postgres {
 /// only: a loader that misses one reads the schedule within a second anyway.
 inline constexpr const char* kControlChannel = "tributary_control";
 
-/// Channel on which loaders say, after a commit, that a source has new
-/// events (payload: the source name); consumers and `tail` listen on it.
+/// Channel on which the herald says that events became readable (payload:
+/// the watermark, below which every event is readable:
+/// sql/internal/87_herald.sql); consumers, `tail` and the console listen.
 inline constexpr const char* kEventsChannel = "tributary_events";
+
+/// Listeners on kEventsChannel wake at most once per this. The herald sends
+/// at most one notification per beat (10 ms by default), so this costs it
+/// no latency; it only bounds what a stranger's NOTIFY flood costs.
+inline constexpr std::chrono::milliseconds kEventsWakeWindow{10};
 
 }  // namespace tributary::postgres

@@ -9,15 +9,12 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include <spdlog/spdlog.h>
 #include <pqxx/pqxx>
 
 #include "core/wake_pacer.h"
-#include "postgres/statements.h"
 #include "session_settings.h"
-#include "text_array.h"
 
 namespace tributary::postgres {
 
@@ -25,9 +22,8 @@ struct HintChannel::State {
     std::mutex mutex;
     std::condition_variable rung;
     std::uint64_t generation = 0;
-    std::uint64_t received = 0, sent = 0, wakeups = 0;
-    std::set<std::string> pending;
-    int pipe[2] = {-1, -1};  ///< wakes the thread out of poll(): a hint queued, or a stop
+    std::uint64_t received = 0, wakeups = 0;
+    int pipe[2] = {-1, -1};  ///< wakes the thread out of poll(): a stop
 
     State() {
         if (::pipe2(pipe, O_NONBLOCK | O_CLOEXEC) != 0)
@@ -120,17 +116,6 @@ void HintChannel::wait(std::chrono::milliseconds longest) {
     seen = state_->generation;
 }
 
-void HintChannel::hint(const std::string& payload) {
-    if (options_.send_channel.empty()) return;
-    bool first;
-    {
-        std::lock_guard<std::mutex> guard(state_->mutex);
-        first = state_->pending.empty();
-        state_->pending.insert(payload);
-    }
-    if (first) state_->poke();
-}
-
 std::uint64_t HintChannel::received() const {
     std::lock_guard<std::mutex> guard(state_->mutex);
     return state_->received;
@@ -139,11 +124,6 @@ std::uint64_t HintChannel::received() const {
 std::uint64_t HintChannel::wakeups() const {
     std::lock_guard<std::mutex> guard(state_->mutex);
     return state_->wakeups;
-}
-
-std::uint64_t HintChannel::sent() const {
-    std::lock_guard<std::mutex> guard(state_->mutex);
-    return state_->sent;
 }
 
 void HintChannel::run() {
@@ -175,40 +155,17 @@ void HintChannel::serve_one_connection() {
     // waiters look for themselves once.
     state_->ring();
 
-    auto last_send = std::chrono::steady_clock::now() - options_.coalesce;
     while (!stop_.stop_requested() && !done_) {
         int timeout_ms = -1;
-        {
-            std::lock_guard<std::mutex> guard(state_->mutex);
-            if (!state_->pending.empty()) timeout_ms = poll_timeout(last_send + options_.coalesce);
-        }
-        if (const auto wake_due = pacer.due()) {
-            const int wake_ms = poll_timeout(*wake_due);
-            timeout_ms = timeout_ms < 0 ? wake_ms : std::min(timeout_ms, wake_ms);
-        }
+        if (const auto wake_due = pacer.due()) timeout_ms = poll_timeout(*wake_due);
         pollfd fds[2] = {{connection.sock(), POLLIN, 0}, {state_->pipe[0], POLLIN, 0}};
         if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
             throw std::runtime_error("poll failed on the hint connection");
         if (fds[1].revents) state_->drain();
-        // Every time, not only when the socket says so: a notification that
-        // arrived during our own NOTIFY was read off the socket then, and
-        // waits in libpq's buffer. Throws when the connection is gone.
+        // Every time, not only when the socket says so (cheap: it reads
+        // what is there). Throws when the connection is gone.
         connection.get_notifs();
         if (pacer.wake_now(std::chrono::steady_clock::now())) state_->ring();
-        if (std::chrono::steady_clock::now() < last_send + options_.coalesce) continue;
-
-        std::vector<std::string> batch;
-        {
-            std::lock_guard<std::mutex> guard(state_->mutex);
-            batch.assign(state_->pending.begin(), state_->pending.end());
-            state_->pending.clear();
-        }
-        if (batch.empty()) continue;
-        pqxx::nontransaction tx(connection);
-        tx.exec_params(statements::hint_channel::notify, options_.send_channel, text_array_literal(batch));
-        last_send = std::chrono::steady_clock::now();
-        std::lock_guard<std::mutex> guard(state_->mutex);
-        state_->sent += batch.size();
     }
 }
 

@@ -13,13 +13,12 @@
 
 namespace tributary::postgres {
 
-/// A process's one connection for LISTEN/NOTIFY hints (issue 7), on a thread
-/// of its own. It wakes waiters when a notification arrives on one of the
-/// channels it listens to, and also after every (re)connect, since hints sent
-/// while it was away are lost. It sends hints too: `hint(payload)` queues one
-/// for `send_channel`, and the thread sends what is queued in one statement,
-/// at most once per `coalesce` — outside any batch transaction, because
-/// NOTIFY takes a cluster-wide lock at commit.
+/// A process's one connection for LISTEN hints (issue 7), on a thread of its
+/// own. It wakes waiters when a notification arrives on one of the channels it
+/// listens to, and also after every (re)connect, since hints sent while it was
+/// away are lost. It sends none: events are announced by the herald
+/// (sql/internal/87_herald.sql), source changes by the commands that make
+/// them.
 ///
 /// Notifications wake waiters at most once per `wake_window` (see
 /// WakePacer): any database user can NOTIFY a channel, and a flood must not
@@ -33,8 +32,6 @@ class HintChannel : public Wakeup {
 public:
     struct Options {
         std::vector<std::string> listen;  ///< channels to wake on
-        std::string send_channel;         ///< channel of hint(); empty: sends nothing
-        std::chrono::milliseconds coalesce{50};
         /// Wake-ups from notifications at most once per this. Every waiter
         /// wakes on each: a process of N loader workers sets N × 50 ms, so
         /// that a flood costs it one schedule read per 50 ms on average.
@@ -50,14 +47,10 @@ public:
     /// notification or a reconnect came since this thread's last wait ended.
     void wait(std::chrono::milliseconds longest) override;
 
-    /// Queues a hint (coalesced: the same payload queued twice is sent once).
-    void hint(const std::string& payload);
-
-    /// Notifications received, wake-ups rung (notifications coalesced, and
-    /// one per (re)connect) and hints sent so far (for tests and metrics).
+    /// Notifications received and wake-ups rung (notifications coalesced,
+    /// and one per (re)connect) so far (for tests and metrics).
     std::uint64_t received() const;
     std::uint64_t wakeups() const;
-    std::uint64_t sent() const;
 
     /// What the thread, the waiters and the stop hook share. The stop hook
     /// holds it too, so a stop after this channel is gone is harmless.

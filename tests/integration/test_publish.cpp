@@ -186,12 +186,13 @@ TEST_CASE("publish many: array order, a key once, all or nothing", "[publish]") 
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "4");  // no "e": all or nothing
 }
 
-TEST_CASE("a consumer group reads published events, woken by the commit's hint", "[publish]") {
+TEST_CASE("a consumer group reads published events, woken by the herald's hint", "[publish]") {
     ConsumeRig rig;
     run_tributary(rig.url(), {"source", "add", "pub.orders", "--published"});
     run_tributary(rig.url(), {"group", "create", "g", "--pattern", "pub.>", "--from", "beginning"});
-    // Its fallback poll is an hour: within this test only a hint (or a
-    // reconnect of its hint connection, which nothing here causes) wakes it.
+    // Its fallback poll is an hour: within this test only a hint (from the
+    // herald it runs itself, as `consume` competes for the herald's lease;
+    // or a reconnect of its hint connection, which nothing here causes) wakes it.
     ChildProcess consumer(
         tributary_args(rig.url(), {"consume", "g", "--idle-poll", "1h", "--exec", "cat >> " + rig.path("out")}));
     REQUIRE(wait_until(

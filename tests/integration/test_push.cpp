@@ -1,6 +1,7 @@
 // Push, not poll (issue 7), on the loader's side: a running loader hears of
-// new sources and nudges at once, never breaks a gate for a nudge, tells
-// consumers after each commit, and a stop ends its sleep at once.
+// new sources and nudges at once, never breaks a gate for a nudge, its
+// commits are announced by the herald (issue 27), never by itself, and a
+// stop ends its sleep at once.
 
 #include <catch2/catch.hpp>
 
@@ -115,26 +116,35 @@ TEST_CASE("a nudge asks an idle source at once; unknown names get 404; nudges ne
     for (std::size_t i = 1; i < during.size(); ++i) CHECK(during[i] - during[i - 1] >= 200000);
 }
 
-TEST_CASE("after each commit the loader hints consumers with the source's name, outside the batch", "[push]") {
+TEST_CASE("a loader's commits are announced by the herald with a watermark above them, never by the loader", "[push]") {
     TestDatabase db;
     SourceServer server({"--sources", "1", "--prefix", "hint.src-", "--backlog", "0", "--rate", "20"});
     run_tributary(db.url(), {"source", "add", "hint.src-0", "--url", server.events_url("hint.src-0")});
     pqxx::connection listener(db.url());
     struct Hints : pqxx::notification_receiver {
-        std::vector<std::string> payloads;
+        std::vector<std::pair<std::string, int>> heard;  // payload, sender's server pid
         using pqxx::notification_receiver::notification_receiver;
-        void operator()(const std::string& payload, int) override { payloads.push_back(payload); }
+        void operator()(const std::string& payload, int pid) override { heard.emplace_back(payload, pid); }
     } hints(listener, "tributary_events");
     ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1"}));
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (hints.payloads.size() < 3 && std::chrono::steady_clock::now() < deadline) listener.await_notification(1, 0);
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (hints.heard.size() < 3 && std::chrono::steady_clock::now() < deadline) listener.await_notification(1, 0);
+    // Every hint came from the herald's session, and announced events that were readable.
+    const auto herald_pid = db.scalar(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%herald_announce%'");
     loader.signal(SIGTERM);
     CHECK(loader.wait_for(15s) == 0);
-    REQUIRE(hints.payloads.size() >= 3);
-    CHECK(hints.payloads[0] == "hint.src-0");
+    REQUIRE(hints.heard.size() >= 3);
+    std::size_t announcing_events = 0;  // the first may be the herald's start, before any event
+    for (const auto& [watermark, pid] : hints.heard) {
+        CHECK(std::to_string(pid) == herald_pid);
+        if (db.scalar("SELECT count(*) FROM tributary.events WHERE tx_id < '" + watermark + "'::xid8") != "0")
+            ++announcing_events;
+    }
+    CHECK(announcing_events >= hints.heard.size() - 1);
 }
 
-TEST_CASE("--poll-only sends no hints", "[push]") {
+TEST_CASE("a loader alone sends no hints (run --no-herald)", "[push]") {
     TestDatabase db;
     SourceServer server({"--sources", "1", "--prefix", "quiet.src-", "--backlog", "0", "--rate", "20"});
     run_tributary(db.url(), {"source", "add", "quiet.src-0", "--url", server.events_url("quiet.src-0")});
@@ -144,7 +154,7 @@ TEST_CASE("--poll-only sends no hints", "[push]") {
         using pqxx::notification_receiver::notification_receiver;
         void operator()(const std::string&, int) override { ++received; }
     } hints(listener, "tributary_events");
-    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--poll-only"}));
+    ChildProcess loader(tributary_args(db.url(), {"run", "--workers", "1", "--no-herald"}));
     const auto deadline = std::chrono::steady_clock::now() + 2s;
     while (std::chrono::steady_clock::now() < deadline) listener.await_notification(0, 200000);
     loader.signal(SIGTERM);
@@ -254,7 +264,7 @@ TEST_CASE("SIGTERM ends a blocked consumer and a following tail at once", "[push
 TEST_CASE("a NOTIFY flood costs a listening worker one wake-up per 50 ms and not one per notification", "[push]") {
     TestDatabase db;
     tributary::StopSignal stop;
-    tributary::postgres::HintChannel hints(db.url(), {{"tributary_control"}, "", 50ms}, stop);
+    tributary::postgres::HintChannel hints(db.url(), {{"tributary_control"}, 50ms}, stop);
     // A worker's loop: each wake-up is one read of the schedule.
     std::atomic<std::uint64_t> reads{0};
     std::thread worker([&] {

@@ -1,4 +1,4 @@
-// The Maintainer (src/maintenance/maintainer.h) against the fake lease store: one holder at a
+// The elected maintainer (ElectedRole, (src/maintenance/elected_role.h) against the fake lease store: one holder at a
 // time, steps in order, renewal between steps, no action after the lease is lost.
 
 #include <catch2/catch.hpp>
@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "maintenance/maintainer.h"
+#include "maintenance/elected_role.h"
 #include "support/fake_lease_store.h"
 #include "support/fakes.h"
 
 using namespace tributary;
 using namespace std::chrono_literals;
-using maintenance::Maintainer;
+using maintenance::ElectedRole;
 using maintenance::MaintainerLease;
 
 namespace {
@@ -48,7 +48,7 @@ public:
     void release(const MaintainerLease&) override {}
 };
 
-const maintenance::MaintainerTimings kTimings{30s, 60s};
+const maintenance::ElectionTimings kTimings{30s, 60s};
 
 }  // namespace
 
@@ -57,7 +57,8 @@ TEST_CASE("maintainer: one holder at a time; its pass runs every step in order",
     fakes::FakeLeaseStore store(clock);
     std::vector<std::string> acted;
     RecordingStep observe("observe", store, acted), ahead("ahead", store, acted);
-    Maintainer a(store, {&observe, &ahead}, "a", kTimings), b(store, {&observe, &ahead}, "b", kTimings);
+    ElectedRole a("maintainer", store, {&observe, &ahead}, "a", kTimings),
+        b("maintainer", store, {&observe, &ahead}, "b", kTimings);
 
     REQUIRE(a.hold());
     CHECK_FALSE(b.hold());
@@ -74,7 +75,7 @@ TEST_CASE("maintainer: renews between steps, so slow steps do not cost the lease
     std::vector<std::string> acted;
     RecordingStep one("one", store, acted), two("two", store, acted), three("three", store, acted);
     for (auto* step : {&one, &two, &three}) step->before = [&] { clock.advance(20s); };
-    Maintainer a(store, {&one, &two, &three}, "a", kTimings);
+    ElectedRole a("maintainer", store, {&one, &two, &three}, "a", kTimings);
     REQUIRE(a.hold());
     CHECK(a.pass());
     CHECK(acted == std::vector<std::string>{"one@1", "two@1", "three@1"});
@@ -86,7 +87,7 @@ TEST_CASE("maintainer: a step that fails is logged and the pass goes on", "[main
     std::vector<std::string> acted;
     RecordingStep broken("broken", store, acted), next("next", store, acted);
     broken.fails = true;
-    Maintainer a(store, {&broken, &next}, "a", kTimings);
+    ElectedRole a("maintainer", store, {&broken, &next}, "a", kTimings);
     REQUIRE(a.hold());
     CHECK(a.pass());
     CHECK(acted == std::vector<std::string>{"next@1"});
@@ -97,7 +98,8 @@ TEST_CASE("maintainer: once its lease lapsed and another took it, it acts no mor
     fakes::FakeLeaseStore store(clock);
     std::vector<std::string> acted;
     RecordingStep first("first", store, acted), second("second", store, acted);
-    Maintainer a(store, {&first, &second}, "a", kTimings), b(store, {&first, &second}, "b", kTimings);
+    ElectedRole a("maintainer", store, {&first, &second}, "a", kTimings),
+        b("maintainer", store, {&first, &second}, "b", kTimings);
     REQUIRE(a.hold());
     // a stalls inside its first step past its lease; b takes over meanwhile.
     bool stalled = false;
@@ -118,7 +120,7 @@ TEST_CASE("maintainer: once its lease lapsed and another took it, it acts no mor
 TEST_CASE("maintainer: a released lease is free for the next at once", "[maintainer]") {
     fakes::FakeClock clock;
     fakes::FakeLeaseStore store(clock);
-    Maintainer a(store, {}, "a", kTimings), b(store, {}, "b", kTimings);
+    ElectedRole a("maintainer", store, {}, "a", kTimings), b("maintainer", store, {}, "b", kTimings);
     REQUIRE(a.hold());
     a.release();
     CHECK_FALSE(a.lease());
@@ -128,6 +130,6 @@ TEST_CASE("maintainer: a released lease is free for the next at once", "[maintai
 
 TEST_CASE("maintainer: a role that may not maintain is an error, not a lease held by another", "[maintainer]") {
     ForbiddenStore store;
-    Maintainer a(store, {}, "a", kTimings);
+    ElectedRole a("maintainer", store, {}, "a", kTimings);
     CHECK_THROWS_AS(a.hold(), maintenance::MaintainerForbidden);
 }
