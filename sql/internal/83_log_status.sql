@@ -41,6 +41,20 @@
 --                       lags the counter: vacuum removes nothing newer
 --   maintainer_*        the lease: holder, token, seconds until it expires
 --                       (negative: expired; NULL: never held)
+--   herald_*            the herald's lease (migration 0016), the same
+--                       (sql/internal/87_herald.sql)
+
+-- log_status gained the herald_* columns (issue 27). A database whose
+-- log_status returns the older row gets it anew.
+DO $$
+BEGIN
+    IF to_regprocedure('tributary.log_status()') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.log_status()')
+                          AND 'herald_holder' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.log_status();
+    END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION tributary.log_status(
     OUT partitions int, OUT bytes bigint, OUT key_bytes bigint, OUT default_events bigint,
     OUT oldest_event_at timestamptz, OUT oldest_event_age_seconds double precision,
@@ -53,7 +67,8 @@ CREATE OR REPLACE FUNCTION tributary.log_status(
     OUT oldest_xact_pid int, OUT oldest_xact_user text, OUT oldest_xact_application text,
     OUT oldest_xact_state text, OUT oldest_xact_age_seconds double precision,
     OUT xmin_lag_xids numeric,
-    OUT maintainer_holder text, OUT maintainer_token bigint, OUT maintainer_expires_in_seconds double precision)
+    OUT maintainer_holder text, OUT maintainer_token bigint, OUT maintainer_expires_in_seconds double precision,
+    OUT herald_holder text, OUT herald_token bigint, OUT herald_expires_in_seconds double precision)
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -118,6 +133,12 @@ BEGIN
                 ELSE '-Infinity'::float8 END
       INTO maintainer_holder, maintainer_token, maintainer_expires_in_seconds
       FROM tributary.maintainer_lease l;
+    SELECT l.holder, l.token,
+           CASE WHEN l.holder IS NULL THEN NULL
+                WHEN isfinite(l.expires_at) THEN extract(epoch FROM l.expires_at - clock_timestamp())
+                ELSE '-Infinity'::float8 END
+      INTO herald_holder, herald_token, herald_expires_in_seconds
+      FROM tributary.herald_lease l;
 END $$;
 
 -- One row per partition, oldest first, the default partition last: what

@@ -24,14 +24,25 @@ std::string text_or(const std::optional<std::string>& value, const std::string& 
     return value ? printable(*value) : none;
 }
 
-std::string maintainer_line(const LogStatus& s) {
-    if (!s.maintainer_holder) return "maintainer  none has held the lease yet";
-    std::string line = "maintainer  " + printable(*s.maintainer_holder) + " (token " +
-                       std::to_string(s.maintainer_token.value_or(0)) + ")";
-    if (s.has_maintainer()) return line + ", lease expires in " + shown_seconds(*s.maintainer_expires_in_seconds);
-    const double expired = -s.maintainer_expires_in_seconds.value_or(0);
+/// "LABEL HOLDER (token N), lease expires in ..." for one elected role's lease.
+std::string lease_line(const std::string& label, const std::optional<std::string>& holder,
+                       const std::optional<std::int64_t>& token, const std::optional<double>& expires_in) {
+    if (!holder) return label + "none has held the lease yet";
+    std::string line = label + printable(*holder) + " (token " + std::to_string(token.value_or(0)) + ")";
+    if (expires_in && *expires_in > 0) return line + ", lease expires in " + shown_seconds(*expires_in);
+    const double expired = -expires_in.value_or(0);
     if (!std::isfinite(expired)) return line + ", lease released";
     return line + ", lease expired " + shown_seconds(expired) + " ago";
+}
+
+std::string maintainer_line(const LogStatus& s) {
+    return lease_line("maintainer  ", s.maintainer_holder, s.maintainer_token, s.maintainer_expires_in_seconds);
+}
+
+/// Without a herald consumers still read everything, on their fallback timers: said, not warned.
+std::string herald_line(const LogStatus& s) {
+    const auto line = lease_line("herald      ", s.herald_holder, s.herald_token, s.herald_expires_in_seconds);
+    return s.has_herald() ? line : line + " (consumers wake on their fallback timers)";
 }
 
 /// The oldest open transaction this role may see, and the xmin horizon's lag (which counts them all).
@@ -112,6 +123,7 @@ std::vector<std::string> log_summary_lines(const LogStatus& s) {
     lines.push_back(next_drop_line(s));
     lines.push_back(oldest_transaction_line(s));
     lines.push_back(maintainer_line(s));
+    lines.push_back(herald_line(s));
     return lines;
 }
 
@@ -180,6 +192,11 @@ nlohmann::ordered_json log_status_json(const LogStatus& s) {
           {"token", nullable_json(s.maintainer_token)},
           {"expires_in_seconds", nullable_json(s.maintainer_expires_in_seconds)},
           {"holds_lease", s.has_maintainer()}}},
+        {"herald",
+         {{"holder", nullable_json(s.herald_holder)},
+          {"token", nullable_json(s.herald_token)},
+          {"expires_in_seconds", nullable_json(s.herald_expires_in_seconds)},
+          {"holds_lease", s.has_herald()}}},
         {"warnings", log_warnings(s)}};
 }
 

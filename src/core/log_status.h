@@ -48,6 +48,12 @@ struct LogStatus {
 
     /// Someone holds the maintainer's lease, unexpired.
     bool has_maintainer() const { return maintainer_expires_in_seconds && *maintainer_expires_in_seconds > 0; }
+
+    /// The herald's lease, the same way (it wakes consumers: without one they read on their timers).
+    std::optional<std::string> herald_holder;
+    std::optional<std::int64_t> herald_token;
+    std::optional<double> herald_expires_in_seconds;
+    bool has_herald() const { return herald_expires_in_seconds && *herald_expires_in_seconds > 0; }
 };
 
 /// One partition of the log as `tributary log partitions` shows it.

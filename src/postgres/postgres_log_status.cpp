@@ -52,6 +52,9 @@ LogStatus status_of(const pqxx::row& r) {
     s.maintainer_holder = optional_field<std::string>(r[24]);
     s.maintainer_token = optional_field<std::int64_t>(r[25]);
     s.maintainer_expires_in_seconds = optional_field<double>(r[26]);
+    s.herald_holder = optional_field<std::string>(r[27]);
+    s.herald_token = optional_field<std::int64_t>(r[28]);
+    s.herald_expires_in_seconds = optional_field<double>(r[29]);
     return s;
 }
 

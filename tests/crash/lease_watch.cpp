@@ -15,13 +15,16 @@ namespace {
 
 constexpr auto kPollEvery = std::chrono::milliseconds(100);
 
-const char* kReadLease =
-    "SELECT coalesce(holder, ''), token, expires_at > clock_timestamp() FROM tributary.maintainer_lease";
-
 }  // namespace
 
-LeaseWatch::LeaseWatch(const Cluster& cluster, Tally& tally)
-    : cluster_(cluster), tally_(tally), thread_([this] { run(); }) {}
+LeaseWatch::LeaseWatch(const Cluster& cluster, Tally& tally, std::string role)
+    : cluster_(cluster),
+      tally_(tally),
+      role_(std::move(role)),
+      anomaly_(role_ + "_lease"),
+      read_lease_("SELECT coalesce(holder, ''), token, expires_at > clock_timestamp() FROM tributary." + role_ +
+                  "_lease"),
+      thread_([this] { run(); }) {}
 
 LeaseWatch::~LeaseWatch() { stop(); }
 
@@ -39,11 +42,11 @@ void LeaseWatch::observe(const Reading& r, double t) {
     if (!r.holder.empty()) holders_.insert(r.holder);
     if (have_last_) {
         if (r.token < last_.token)
-            tally_.anomaly("maintainer_lease", "token went back from " + std::to_string(last_.token) + " to " +
-                                                   std::to_string(r.token) + " at " + std::to_string(t) + " s");
+            tally_.anomaly(anomaly_, "token went back from " + std::to_string(last_.token) + " to " +
+                                         std::to_string(r.token) + " at " + std::to_string(t) + " s");
         else if (r.holder != last_.holder && r.token == last_.token)
-            tally_.anomaly("maintainer_lease", "holder changed from " + last_.holder + " to " + r.holder +
-                                                   " under the same token " + std::to_string(r.token));
+            tally_.anomaly(anomaly_, "holder changed from " + last_.holder + " to " + r.holder +
+                                         " under the same token " + std::to_string(r.token));
         if (r.token > last_.token) handovers_ += r.token - last_.token;
     }
     // How long nobody held it: from the first reading without a live holder
@@ -72,7 +75,7 @@ void LeaseWatch::run() {
                 connection =
                     std::make_unique<pqxx::connection>(cluster_.url("crash-lease-watch") + "&connect_timeout=2");
             pqxx::nontransaction tx(*connection);
-            const auto row = tx.exec1(kReadLease);
+            const auto row = tx.exec1(read_lease_);
             r = {row[0].as<std::string>(), row[1].as<long long>(), row[2].as<bool>()};
             ok = true;
         } catch (const std::exception&) {
@@ -93,12 +96,13 @@ struct FinalLease {
     bool live = false, released = false;
 };
 
-FinalLease read_final(const Cluster& cluster) {
+FinalLease read_final(const Cluster& cluster, const std::string& role) {
     pqxx::connection connection(cluster.url("crash-lease-watch"));
     pqxx::nontransaction tx(connection);
     const auto row = tx.exec1(
         "SELECT coalesce(holder, ''), coalesce(renewed_at::text, ''), token, expires_at > clock_timestamp(),"
-        " expires_at = '-infinity' FROM tributary.maintainer_lease");
+        " expires_at = '-infinity' FROM tributary." +
+        role + "_lease");
     return {row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<long long>(), row[3].as<bool>(),
             row[4].as<bool>()};
 }
@@ -107,19 +111,18 @@ FinalLease read_final(const Cluster& cluster) {
 
 void LeaseWatch::check_released(std::chrono::milliseconds lease) {
     stop();
-    const auto first = read_final(cluster_);
+    const auto first = read_final(cluster_, role_);
     std::string ran_out;
     if (first.live) {
-        // A maintainer that lost its session as it stopped (killed by a
+        // A holder that lost its session as it stopped (killed by a
         // fault just before) cannot release the lease: it runs out by
         // itself, and meanwhile nobody may renew it.
         std::this_thread::sleep_for(lease + std::chrono::milliseconds(500));
-        const auto later = read_final(cluster_);
+        const auto later = read_final(cluster_, role_);
         if (later.live || later.token != first.token || later.renewed_at != first.renewed_at)
-            tally_.anomaly("maintainer_lease", "every loader stopped, yet the lease of " + first.holder + " (token " +
-                                                   std::to_string(first.token) + ") was renewed or " +
-                                                   "taken again: now " + later.holder + ", token " +
-                                                   std::to_string(later.token));
+            tally_.anomaly(anomaly_, "every process stopped, yet the lease of " + first.holder + " (token " +
+                                         std::to_string(first.token) + ") was renewed or " + "taken again: now " +
+                                         later.holder + ", token " + std::to_string(later.token));
         ran_out = " (it ran out by itself)";
     }
     std::lock_guard<std::mutex> guard(mutex_);
@@ -131,10 +134,10 @@ std::vector<std::string> LeaseWatch::figures() const {
     std::lock_guard<std::mutex> guard(mutex_);
     char line[400];
     std::snprintf(line, sizeof line,
-                  "maintainer lease: token %lld -> %lld (%ld new holder(s)), %zu holder(s) seen; no live holder "
+                  "%s lease: token %lld -> %lld (%ld new holder(s)), %zu holder(s) seen; no live holder "
                   "for %.1f s in all, at most %.1f s at a time; %s",
-                  first_token_, last_.token, handovers_, holders_.size(), vacant_total_, longest_vacancy_,
-                  end_state_.c_str());
+                  role_.c_str(), first_token_, last_.token, handovers_, holders_.size(), vacant_total_,
+                  longest_vacancy_, end_state_.c_str());
     return {line};
 }
 

@@ -1,11 +1,13 @@
 #pragma once
 
-// Watches the maintainer's lease (tributary.maintainer_lease, one row) all
-// run long, ten times a second: its token must only grow, and a new holder
-// must come with a new token (the fence every maintainer action passes
-// names the token, so two holders under one token could both act). Also
-// measures how long the log went without an unexpired holder: the
-// partitions created ahead must outlast the longest such gap.
+// Watches one elected role's lease (tributary.maintainer_lease or
+// tributary.herald_lease, one row each) all run long, ten times a second:
+// its token must only grow, and a new holder must come with a new token
+// (every action of the role names the token, so two holders under one token
+// could both act). Also measures how long the role went without an
+// unexpired holder: for the maintainer, the partitions created ahead must
+// outlast the longest such gap; for the herald, consumers wait on their
+// fallback timers meanwhile.
 
 #include <atomic>
 #include <chrono>
@@ -23,13 +25,14 @@ class Tally;
 
 class LeaseWatch {
 public:
-    LeaseWatch(const Cluster& cluster, Tally& tally);
+    /// `role`: "maintainer" or "herald"; its anomaly class is ROLE_lease.
+    LeaseWatch(const Cluster& cluster, Tally& tally, std::string role);
     ~LeaseWatch();
     LeaseWatch(const LeaseWatch&) = delete;
     LeaseWatch& operator=(const LeaseWatch&) = delete;
 
     void stop();
-    /// After every loader stopped: nobody may hold the lease, or renew it
+    /// After every loader (and receiver) stopped: nobody may hold the lease, or renew it
     /// (a holder that could not release it: until it runs out).
     void check_released(std::chrono::milliseconds lease);
     std::vector<std::string> figures() const;
@@ -46,6 +49,9 @@ private:
 
     const Cluster& cluster_;
     Tally& tally_;
+    const std::string role_;
+    const std::string anomaly_;  ///< ROLE_lease
+    const std::string read_lease_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     bool stopping_ = false;

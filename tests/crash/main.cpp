@@ -45,6 +45,8 @@ constexpr std::chrono::milliseconds kHostileTimeout{3000};
 /// The maintainer's lease and pass interval of every loader: short, so that
 /// kills and SIGSTOPs often hit the maintainer and hand its lease over.
 constexpr std::chrono::seconds kMaintainerLease{3};
+/// The herald's lease (`--herald-lease`'s default), which every loader and receiver competes for.
+constexpr std::chrono::seconds kHeraldLease{2};
 const std::vector<std::string> kMaintainerFlags{"--maintainer-lease", std::to_string(kMaintainerLease.count()) + "s",
                                                 "--maintainer-interval", "1s"};
 
@@ -268,7 +270,8 @@ int run(const RunOptions& o) {
             sender_config.seed = o.seed;
             sender = std::make_unique<Sender>(sender_config, tally);
         }
-        LeaseWatch lease(cluster, tally);
+        LeaseWatch lease(cluster, tally, "maintainer");
+        LeaseWatch herald_lease(cluster, tally, "herald");  // loaders and receivers compete for it
         HostileEpisodes hostile(sources, tally, supervisor, bin.tributary, cluster.url(), kHostileTimeout);
         Monitor monitor(sources, cluster, hostile);
 
@@ -298,6 +301,7 @@ int run(const RunOptions& o) {
             receivers->stop_all();
         }
         lease.check_released(kMaintainerLease);
+        herald_lease.check_released(kHeraldLease);
 
         say("checking");
         const double check_began = elapsed_s();
@@ -308,6 +312,7 @@ int run(const RunOptions& o) {
                 record_push_check(check_pushed(cluster.url("crash-checker"), sender->sent()), *sender, tally, figures);
         record_log_check(cluster.url("crash-checker"), o, tally, figures);
         for (auto& f : lease.figures()) figures.push_back(std::move(f));
+        for (auto& f : herald_lease.figures()) figures.push_back(std::move(f));
         figures.insert(figures.begin(), "fault phase " + fixed(faults_took) + " s, drain " + fixed(drain_took) +
                                             " s, check " + fixed(elapsed_s() - check_began) + " s");
         for (auto& f : monitor.figures()) figures.push_back(std::move(f));

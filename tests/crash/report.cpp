@@ -43,6 +43,7 @@ const std::vector<std::string>& anomaly_classes() {
         "partition_sealed_early",
         "few_partitions",
         "maintainer_lease",
+        "herald_lease",
         "group_lost",
         "group_duplicated",
         "group_out_of_order",

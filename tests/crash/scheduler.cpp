@@ -46,11 +46,11 @@ std::chrono::milliseconds Scheduler::between(int min_ms, int max_ms) {
 
 int Scheduler::random_loader() { return std::uniform_int_distribution<int>(0, supervisor_.size() - 1)(random_); }
 
-std::optional<int> Scheduler::maintainer_loader() const {
+std::optional<int> Scheduler::leading_loader(const std::string& role) const {
     try {
         // The holder is named host:pid:suffix (src/maintenance/holder_name.cpp).
-        const auto rows = cluster_.query(
-            "SELECT split_part(holder, ':', 2) FROM tributary.maintainer_lease WHERE expires_at > clock_timestamp()");
+        const auto rows = cluster_.query("SELECT split_part(holder, ':', 2) FROM tributary." + role +
+                                         "_lease WHERE expires_at > clock_timestamp()");
         if (rows.empty() || rows[0][0].empty() || rows[0][0] == "NULL") return std::nullopt;
         const pid_t pid = std::stoi(rows[0][0]);
         for (int i = 0; i < supervisor_.size(); ++i)
@@ -62,11 +62,14 @@ std::optional<int> Scheduler::maintainer_loader() const {
 }
 
 int Scheduler::target_loader() {
-    // Half the kills and pauses aim at the maintainer, so that its lease
-    // changes hands often while partitions must keep being made ahead.
-    if (std::bernoulli_distribution(0.5)(random_))
-        if (const auto i = maintainer_loader()) {
-            tally_.observe("faults aimed at the maintainer");
+    // A third of the kills and pauses aim at the maintainer, so that its
+    // lease changes hands often while partitions must keep being made ahead,
+    // and a third at the herald (when a loader, not a receiver, holds it).
+    const auto aim = std::uniform_int_distribution<int>(0, 2)(random_);
+    const std::string role = aim == 0 ? "maintainer" : "herald";
+    if (aim < 2)
+        if (const auto i = leading_loader(role)) {
+            tally_.observe("faults aimed at the " + role);
             return *i;
         }
     return random_loader();

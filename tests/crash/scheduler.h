@@ -76,9 +76,10 @@ private:
     void run_due(bool all);
     std::chrono::milliseconds between(int min_ms, int max_ms);
     int random_loader();
-    /// The loader holding the maintainer's lease, if one holds it now.
-    std::optional<int> maintainer_loader() const;
-    /// The maintainer half the time (when there is one), else a random loader.
+    /// The loader holding ROLE's lease ("maintainer" or "herald"), if one holds it now.
+    std::optional<int> leading_loader(const std::string& role) const;
+    /// The maintainer a third of the time and the herald a third (when a loader is), else a random
+    /// loader.
     int target_loader();
     bool proxy_quiet() const;
     bool begin_hostile();

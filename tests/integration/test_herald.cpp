@@ -26,6 +26,7 @@
 #include "support/fake_lease_store.h"
 #include "support/fake_log_announcer.h"
 #include "support/fakes.h"
+#include "support/source_server.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
 
@@ -310,5 +311,38 @@ TEST_CASE("herald: bad flags are usage errors", "[herald]") {
         const auto r = run_tributary(db.url(), args, 2);
         INFO(flags[0] << " " << flags[1] << ": " << r.err);
         CHECK(r.err.find(flags[0]) != std::string::npos);
+    }
+}
+
+TEST_CASE("herald: consumers with an hour's fallback are woken for pulled and published events", "[herald]") {
+    ConsumeRig rig;
+    SourceServer server({"--sources", "1", "--prefix", "hp.src-", "--backlog", "3", "--rate", "0"});
+    run_tributary(rig.url(), {"source", "add", "h.pub", "--published"});
+    run_tributary(rig.url(), {"group", "create", "g", "--from", "beginning"});
+    // Only the herald (in `maintain`) may wake the consumer: its fallback is an hour, it heralds
+    // not itself, and the loader neither.
+    ChildProcess herald_process(maintain_args(rig.db()));
+    REQUIRE(wait_until([&] { return !herald(rig.db()).empty(); }, 30s));
+    ChildProcess consumer(tributary_args(
+        rig.url(), {"consume", "g", "--no-herald", "--idle-poll", "1h", "--exec", "cat >> " + rig.path("out")}));
+    REQUIRE(wait_until(
+        [&] {
+            return rig.db().scalar(
+                       "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                       " AND query LIKE 'LISTEN%'") != "0";
+        },
+        20s));
+    // Published: one at a time, each read before the next (the consumer's start-up read is over).
+    for (int i = 0; i < 3; ++i) {
+        rig.db().exec("SELECT tributary.publish('h.pub', 'p" + std::to_string(i) + "', '{}')");
+        REQUIRE(wait_until([&] { return rig.lines("out").size() == static_cast<std::size_t>(i + 1); }, 60s));
+    }
+    // Pulled: a loader that heralds not.
+    run_tributary(rig.url(), {"source", "add", "hp.src-0", "--url", server.events_url("hp.src-0")});
+    ChildProcess loader(tributary_args(rig.url(), {"run", "--workers", "1", "--no-herald", "--no-maintain"}));
+    REQUIRE(wait_until([&] { return rig.lines("out").size() == 6; }, 60s));
+    for (ChildProcess* p : {&loader, &consumer, &herald_process}) {
+        p->signal(SIGTERM);
+        CHECK(p->wait_for(15s) == 0);
     }
 }

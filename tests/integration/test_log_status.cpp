@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "support/consume_rig.h"
 #include "support/partitioned_log.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
@@ -96,6 +97,10 @@ TEST_CASE("status, log, log partitions and group list name the group that holds 
     CHECK_THAT(status, Catch::Contains("WARNING: archive failing for 1 partition(s); last events_0: archive command "
                                        "exited 3"));
     CHECK_THAT(status, Catch::Contains("WARNING: no maintainer holds the lease"));
+    // No herald is said, not warned: consumers still read everything on their timers.
+    CHECK_THAT(status,
+               Catch::Contains("herald      none has held the lease yet (consumers wake on their fallback timers)"));
+    CHECK_THAT(status, !Catch::Contains("WARNING: no herald"));
     CHECK_THAT(status, Catch::Contains("next drop   events_0"));  // empty and past: due now
     // `status --json` stays the array of sources scripts read.
     CHECK(nlohmann::json::parse(run_tributary(db.url(), {"status", "--json"}).out).is_array());
@@ -113,6 +118,8 @@ TEST_CASE("status, log, log partitions and group list name the group that holds 
     CHECK(log["next_drop"]["state"] == "due");
     CHECK(log["oldest_event_at"].is_string());
     CHECK(log["maintainer"]["holds_lease"] == false);
+    CHECK(log["herald"]["holds_lease"] == false);
+    CHECK(log["herald"]["holder"].is_null());
     CHECK(log["partitions"] == 4);  // events_0 and the three small ones
 
     const auto partitions = nlohmann::json::parse(run_tributary(db.url(), {"log", "partitions", "--json"}).out);
@@ -193,6 +200,15 @@ TEST_CASE(
     INFO(promtool.out << promtool.err);
     CHECK(promtool.code == 0);
     std::remove(file.c_str());
+
+    // Its herald too: `log` names it.
+    REQUIRE(wait_until(
+        [&] {
+            return nlohmann::json::parse(run_tributary(db.url(), {"log", "--json"}).out)["herald"]["holds_lease"] ==
+                   true;
+        },
+        30s));
+    CHECK_THAT(run_tributary(db.url(), {"log"}).out, Catch::Contains(", lease expires in "));
 
     open.abort();
     maintainer.signal(SIGTERM);
