@@ -1,15 +1,8 @@
 -- The herald (issue 27): one process at a time announces the log's head to
 -- consumers, so that no event writer sends NOTIFY in its own transaction.
--- Its lease is one row, as the maintainer's (migration 0013), held by one
--- process at a time (sql/internal/87_herald.sql says how it is used).
-CREATE TABLE IF NOT EXISTS tributary.herald_lease (
-    id          boolean PRIMARY KEY DEFAULT true CHECK (id),
-    holder      text,
-    -- Grows by one with every new holder: each announcement names the token
-    -- it holds, so a stalled herald that lost the lease announces no more.
-    token       bigint NOT NULL DEFAULT 0,
-    expires_at  timestamptz NOT NULL DEFAULT '-infinity',
-    acquired_at timestamptz,
-    renewed_at  timestamptz
-);
+-- Its lease is one row of the maintainer's lease's shape (migration 0013:
+-- holder, token, expires_at, acquired_at, renewed_at; the same defaults and
+-- the one-row key), held by one process at a time
+-- (sql/internal/79_leases.sql, 87_herald.sql).
+CREATE TABLE IF NOT EXISTS tributary.herald_lease (LIKE tributary.maintainer_lease INCLUDING ALL);
 INSERT INTO tributary.herald_lease DEFAULT VALUES ON CONFLICT DO NOTHING;

@@ -19,34 +19,19 @@
 
 -- Takes or renews the lease for p_lease: when it expired, or p_holder holds
 -- it already. Returns the token (a new one for a new holder, or for the same
--- holder after its lease had expired), or NULL: another holds it.
+-- holder after its lease had expired), or NULL: another holds it
+-- (sql/internal/79_leases.sql).
 -- Called by: the maintainer, every pass.
 CREATE OR REPLACE FUNCTION tributary.maintainer_acquire(p_holder text, p_lease interval) RETURNS bigint
-LANGUAGE plpgsql
+LANGUAGE sql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    v_token bigint;
-BEGIN
-    IF p_holder IS NULL OR p_holder = '' OR p_lease IS NULL OR p_lease <= interval '0' THEN
-        RAISE EXCEPTION 'maintainer_acquire: name the holder and a positive lease' USING ERRCODE = '22023';
-    END IF;
-    UPDATE tributary.maintainer_lease l
-       SET token = CASE WHEN l.holder = p_holder AND l.expires_at > clock_timestamp() THEN l.token
-                        ELSE l.token + 1 END,
-           acquired_at = CASE WHEN l.holder = p_holder AND l.expires_at > clock_timestamp() THEN l.acquired_at
-                              ELSE clock_timestamp() END,
-           holder = p_holder, expires_at = clock_timestamp() + p_lease, renewed_at = clock_timestamp()
-     WHERE l.expires_at <= clock_timestamp() OR l.holder = p_holder
-    RETURNING l.token INTO v_token;
-    RETURN v_token;
-END $$;
+SELECT tributary.lease_take('tributary.maintainer_lease', 'maintainer_acquire', p_holder, p_lease) $$;
 
 -- Gives the lease up (a maintainer that stops): the next may take it at once.
 CREATE OR REPLACE FUNCTION tributary.maintainer_release(p_holder text, p_token bigint) RETURNS void
 LANGUAGE sql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-UPDATE tributary.maintainer_lease l SET expires_at = '-infinity'
- WHERE l.holder = p_holder AND l.token = p_token $$;
+SELECT tributary.lease_give_up('tributary.maintainer_lease', p_holder, p_token) $$;
 
 -- The first statement of every transaction in which a maintainer changes
 -- the log: holds the lease row (FOR SHARE) until that transaction ends, so

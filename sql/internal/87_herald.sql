@@ -25,38 +25,24 @@
 -- Takes or renews the herald's lease for p_lease: when it expired, or
 -- p_holder holds it already. Returns the token (a new one for a new holder,
 -- or for the same holder after its lease had expired), or NULL: another
--- holds it. The same rules as maintainer_acquire.
+-- holds it (sql/internal/79_leases.sql).
 -- Called by: every herald candidate, every lease/3.
+-- (PL/pgSQL, as the others here: a migration older than 0016 may apply these
+-- definitions before herald_lease exists, and only SQL functions' bodies are
+-- checked at creation.)
 CREATE OR REPLACE FUNCTION tributary.herald_acquire(p_holder text, p_lease interval) RETURNS bigint
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    v_token bigint;
 BEGIN
-    IF p_holder IS NULL OR p_holder = '' OR p_lease IS NULL OR p_lease <= interval '0' THEN
-        RAISE EXCEPTION 'herald_acquire: name the holder and a positive lease' USING ERRCODE = '22023';
-    END IF;
-    UPDATE tributary.herald_lease l
-       SET token = CASE WHEN l.holder = p_holder AND l.expires_at > clock_timestamp() THEN l.token
-                        ELSE l.token + 1 END,
-           acquired_at = CASE WHEN l.holder = p_holder AND l.expires_at > clock_timestamp() THEN l.acquired_at
-                              ELSE clock_timestamp() END,
-           holder = p_holder, expires_at = clock_timestamp() + p_lease, renewed_at = clock_timestamp()
-     WHERE l.expires_at <= clock_timestamp() OR l.holder = p_holder
-    RETURNING l.token INTO v_token;
-    RETURN v_token;
+    RETURN tributary.lease_take('tributary.herald_lease', 'herald_acquire', p_holder, p_lease);
 END $$;
 
 -- Gives the lease up (a herald that stops): the next may take it at once.
--- (PL/pgSQL, as the others here: a migration older than 0016 may apply these
--- definitions before herald_lease exists, and only SQL functions' bodies
--- are checked at creation.)
 CREATE OR REPLACE FUNCTION tributary.herald_release(p_holder text, p_token bigint) RETURNS void
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    UPDATE tributary.herald_lease l SET expires_at = '-infinity'
-     WHERE l.holder = p_holder AND l.token = p_token;
+    PERFORM tributary.lease_give_up('tributary.herald_lease', p_holder, p_token);
 END $$;
 
 -- One beat of the herald holding the lease with p_token: returns the
