@@ -90,6 +90,7 @@ BEGIN
         RETURN false;
     END IF;
     INSERT INTO tributary.events (source_id, event_key, payload) VALUES (v_source, p_key, p_payload);
+    PERFORM pg_notify('tributary_events', p_source);
     RETURN true;
 END $$;
 
@@ -134,6 +135,9 @@ BEGIN
       JOIN new_keys k ON k.event_key = f.key
      ORDER BY f.n;
     GET DIAGNOSTICS v_stored = ROW_COUNT;
+    IF v_stored > 0 THEN
+        PERFORM pg_notify('tributary_events', p_source);
+    END IF;
     RETURN v_stored;
 END $$;
 

@@ -88,9 +88,14 @@ BEGIN
         SELECT f.request, count(*) AS n
           FROM inserted e JOIN firsts f ON f.source_id = e.source_id AND f.key = e.event_key
          GROUP BY f.request
+    ), notified AS (
+        SELECT count(pg_notify('tributary_events', s.name)) AS n
+          FROM tributary.sources s
+         WHERE s.id IN (SELECT DISTINCT e.source_id FROM inserted e)
     )
     SELECT r.request, CASE WHEN r.source_id = ANY (v_accepting) THEN coalesce(c.n, 0) END
       FROM (SELECT DISTINCT i.request, i.source_id FROM input i) r
       LEFT JOIN credited c ON c.request = r.request
+     CROSS JOIN notified
      ORDER BY r.request;
 END $$;
