@@ -40,10 +40,9 @@ public:
                                  "SELECT stored FROM tributary.receiver_store('{1}', ARRAY[$1::int], ARRAY[$2::text],"
                                  " $3::jsonb)");
         else
-            connection_->prepare(
-                "store",
-                "INSERT INTO bench_inbox (source_id, event_key, payload) VALUES ($1, $2, $3::jsonb)"
-                " ON CONFLICT (source_id, event_key) DO NOTHING");
+            connection_->prepare("store",
+                                 "INSERT INTO bench_inbox (source_id, event_key, payload) VALUES ($1, $2, $3::jsonb)"
+                                 " ON CONFLICT (source_id, event_key) DO NOTHING");
     }
 
     int send(const std::string& key, long long n, std::string& error) {

@@ -553,9 +553,7 @@ TEST_CASE("receive: a group commit holds its sources by their publish lock, not 
     TestDatabase db;
     run_tributary(db.url(), {"source", "add", "hooks", "--push", "--insecure-no-auth"});
     const auto id = db.scalar("SELECT id FROM tributary.sources WHERE name = 'hooks'");
-    const auto stored = [&] {
-        return db.scalar("SELECT count(*) FROM tributary.events WHERE source_id = " + id);
-    };
+    const auto stored = [&] { return db.scalar("SELECT count(*) FROM tributary.events WHERE source_id = " + id); };
 
     SECTION("two group commits at once lock no row, so make no multixact") {
         pqxx::connection a(db.url()), b(db.url());
@@ -565,7 +563,8 @@ TEST_CASE("receive: a group commit holds its sources by their publish lock, not 
         // Both hold the source's publish lock shared; neither locked its row
         // (a KEY SHARE lock of two transactions would put a multixact in xmax).
         CHECK(db.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock'"
-                        " AND classid = 1953655138 AND objid = (4294967296 - " + id + ")::oid AND granted") == "2");
+                        " AND classid = 1953655138 AND objid = (4294967296 - " +
+                        id + ")::oid AND granted") == "2");
         CHECK(db.scalar("SELECT xmax FROM tributary.sources WHERE id = " + id) == "0");
         ta.commit();
         tb.commit();
