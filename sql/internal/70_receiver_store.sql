@@ -25,10 +25,11 @@
 -- events; the rows are read after the locks, with a fresh snapshot, so a
 -- source removed meanwhile is seen gone (its requests get NULL). Not a row
 -- lock: two receivers holding KEY SHARE on one row at once make a multixact
--- per group commit, which autovacuum must then freeze. In REPEATABLE READ or SERIALIZABLE (a
--- database whose default is one of them) the snapshot is the transaction's
--- and could not see a removal committed while we waited, so there the rows
--- are locked FOR KEY SHARE instead, which `source remove` waits for too.
+-- per group commit, which autovacuum must then freeze. In REPEATABLE READ
+-- or SERIALIZABLE (a database whose default is one of them) the snapshot is
+-- the transaction's and could not see a removal committed while we waited,
+-- so there the rows are locked FOR KEY SHARE instead, which `source remove`
+-- waits for too.
 -- Consumers are woken at the
 -- commit (NOTIFY on tributary_events with each source's name).
 CREATE OR REPLACE FUNCTION tributary.receiver_store(p_requests int[], p_sources int[], p_keys text[],
