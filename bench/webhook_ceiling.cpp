@@ -8,8 +8,12 @@
 // MODE is
 //   receiver-store  one tributary.receiver_store call with one request of one
 //                   event (what the receiver does for a group of one)
-//   insert          INSERT INTO tributary.events ... ON CONFLICT DO NOTHING,
-//                   the plain insert a hand-written endpoint would do
+//   insert          INSERT INTO bench_inbox ... ON CONFLICT DO NOTHING, the
+//                   plain insert a hand-written endpoint would do into its own
+//                   table (bench/webhook creates it: the events' columns, a
+//                   unique (source_id, event_key); since the log is
+//                   partitioned, tributary.events has no unique key to
+//                   conflict on: that is tributary.event_keys)
 // Each thread keeps one connection; every statement runs on its own (its own
 // transaction, committed synchronously as the server is configured). The
 // events are those the webhook client posts (bench/load_run.h), the same size.
@@ -36,10 +40,9 @@ public:
                                  "SELECT stored FROM tributary.receiver_store('{1}', ARRAY[$1::int], ARRAY[$2::text],"
                                  " $3::jsonb)");
         else
-            connection_->prepare(
-                "store",
-                "INSERT INTO tributary.events (source_id, event_key, payload) VALUES ($1, $2, $3::jsonb)"
-                " ON CONFLICT (source_id, event_key) WHERE event_key IS NOT NULL DO NOTHING");
+            connection_->prepare("store",
+                                 "INSERT INTO bench_inbox (source_id, event_key, payload) VALUES ($1, $2, $3::jsonb)"
+                                 " ON CONFLICT (source_id, event_key) DO NOTHING");
     }
 
     int send(const std::string& key, long long n, std::string& error) {

@@ -16,8 +16,9 @@ BEGIN
     -- Wait for a batch being stored right now: it moves the cursor row
     -- first, in its own transaction; once it is done, its events are seen.
     PERFORM 1 FROM tributary.cursors WHERE source_id = OLD.id FOR UPDATE;
-    -- And for the transactions publishing to it (api/80_publish.sql): in
-    -- READ COMMITTED they hold its publish lock shared until they end (in
+    -- And for the transactions publishing to it (api/80_publish.sql) or a
+    -- receiver's group commit storing to it (internal/70_receiver_store.sql):
+    -- in READ COMMITTED they hold its publish lock shared until they end (in
     -- REPEATABLE READ a KEY SHARE lock on the row, which the DELETE waits
     -- for); one that comes after this lock finds the row gone.
     PERFORM pg_advisory_xact_lock(1953655138, -OLD.id);

@@ -16,10 +16,22 @@
 -- already, or that an earlier event of this call had, stores nothing), or
 -- NULL when its source is no longer an enabled pushed source (removed,
 -- paused, changed): nothing of it stored.
--- The sources are locked against their removal until the commit (KEY
--- SHARE), so no event outlives its source's row. It sends no NOTIFY (a
--- notifying commit waits for every other's): the herald wakes consumers
--- (sql/internal/87_herald.sql).
+-- The sources are held against their removal until the commit, so no event
+-- outlives its source's row, the way publish holds its source (see
+-- publishing_source, api/80_publish.sql): in READ COMMITTED (the receiver's
+-- transactions) by each source's publish lock taken shared (advisory,
+-- (0x74726962, -id): src/postgres/advisory_keys.h), in ascending id order,
+-- which the trigger sources_keep_events takes exclusive before it looks for
+-- events; the rows are read after the locks, with a fresh snapshot, so a
+-- source removed meanwhile is seen gone (its requests get NULL). Not a row
+-- lock: two receivers holding KEY SHARE on one row at once make a multixact
+-- per group commit, which autovacuum must then freeze. In REPEATABLE READ
+-- or SERIALIZABLE (a database whose default is one of them) the snapshot is
+-- the transaction's and could not see a removal committed while we waited,
+-- so there the rows are locked FOR KEY SHARE instead, which `source remove`
+-- waits for too.
+-- It sends no NOTIFY (a notifying commit waits for every other's): the
+-- herald wakes consumers (sql/internal/87_herald.sql).
 CREATE OR REPLACE FUNCTION tributary.receiver_store(p_requests int[], p_sources int[], p_keys text[],
                                                     p_payloads jsonb)
 RETURNS TABLE (request int, stored bigint)
@@ -34,11 +46,20 @@ BEGIN
        OR cardinality(p_requests) IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
         RAISE EXCEPTION 'receiver_store: arrays of different lengths' USING ERRCODE = '22023';
     END IF;
-    SELECT coalesce(array_agg(s.id ORDER BY s.id), '{}') INTO v_accepting
-      FROM (SELECT s.id FROM tributary.sources s
-             WHERE s.id IN (SELECT DISTINCT unnest(p_sources)) AND s.kind = 'push' AND s.enabled
-             ORDER BY s.id
-               FOR KEY SHARE) s;
+    -- READ UNCOMMITTED is READ COMMITTED in PostgreSQL: a snapshot per statement.
+    IF current_setting('transaction_isolation') IN ('read committed', 'read uncommitted') THEN
+        PERFORM pg_advisory_xact_lock_shared(1953655138, -s.id)
+           FROM (SELECT DISTINCT u.id FROM unnest(p_sources) u(id) WHERE u.id IS NOT NULL ORDER BY u.id) s;
+        SELECT coalesce(array_agg(s.id ORDER BY s.id), '{}') INTO v_accepting
+          FROM tributary.sources s
+         WHERE s.id IN (SELECT DISTINCT unnest(p_sources)) AND s.kind = 'push' AND s.enabled;
+    ELSE
+        SELECT coalesce(array_agg(s.id ORDER BY s.id), '{}') INTO v_accepting
+          FROM (SELECT s.id FROM tributary.sources s
+                 WHERE s.id IN (SELECT DISTINCT unnest(p_sources)) AND s.kind = 'push' AND s.enabled
+                 ORDER BY s.id
+                   FOR KEY SHARE) s;
+    END IF;
     RETURN QUERY
     WITH input AS (
         SELECT i.request, i.source_id, i.key, i.payload, i.n

@@ -13,10 +13,11 @@ constexpr int kAdvisoryNamespace = 0x74726962;
 /// positive, so it can never collide with a source lock.
 constexpr int kMigrationLockKey = 0;
 
-/// (namespace, -source id), in SQL only: a published source's publish lock,
-/// taken shared by every transaction publishing to it and exclusive by the
-/// trigger that refuses to remove a source with events
-/// (sql/api/80_publish.sql). Negative, so never a loader's source lock.
+/// (namespace, -source id), in SQL only: a published or pushed source's
+/// publish lock, taken shared by every transaction publishing to it or a
+/// receiver's group commit storing to it, and exclusive by the trigger that
+/// refuses to remove a source with events (sql/api/80_publish.sql,
+/// sql/internal/70_receiver_store.sql). Negative, so never a loader's source lock.
 
 /// The lock argument of the loader's closing functions (sql/internal/5*_loader_*.sql):
 /// the namespace when the statement should release the source's lock, else

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -24,6 +25,7 @@
 #include <pqxx/pqxx>
 
 #include "support/child_process.h"
+#include "support/consume_rig.h"
 #include "support/login_role.h"
 #include "support/test_database.h"
 #include "support/tributary_cli.h"
@@ -138,6 +140,24 @@ public:
 private:
     int fd_;
 };
+
+/// Whether backend `pid` is waiting for a lock (a row's, a transaction's, an advisory one).
+bool waits_for_lock(const TestDatabase& db, int pid) {
+    return db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + std::to_string(pid) +
+                     " AND wait_event_type = 'Lock'") == "1";
+}
+
+/// Whether some session of this test's database waits for a lock.
+bool some_session_waits_for_lock(const TestDatabase& db) {
+    return db.scalar(
+               "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+               " AND wait_event_type = 'Lock'") != "0";
+}
+
+/// One group commit's statement: event `key` of request 1 to source `id`.
+std::string store_one(const std::string& id, const std::string& key) {
+    return "SELECT stored FROM tributary.receiver_store('{1}', '{" + id + "}', '{" + key + "}', '[{}]')";
+}
 
 }  // namespace
 
@@ -379,11 +399,12 @@ TEST_CASE("receive: past --max-queued-events waiting for a commit, 503 with Retr
         const auto at = scraped ? scraped->body.find(name) : std::string::npos;
         return at == std::string::npos ? -1 : std::stoi(scraped->body.substr(at + name.size()));
     };
-    // Commits wait on a lock the test holds: the first request is in a
+    // Commits wait on a lock the test holds (the source's publish lock,
+    // exclusive, as a removal would hold it): the first request is in a
     // commit, the next four wait for theirs.
     pqxx::connection blocker(rig.db.url());
     pqxx::work lock(blocker);
-    lock.exec("SELECT id FROM tributary.sources WHERE name = 'open' FOR UPDATE");
+    lock.exec("SELECT pg_advisory_xact_lock(1953655138, -id) FROM tributary.sources WHERE name = 'open'");
     std::vector<int> statuses(5);
     std::vector<std::thread> senders;
     for (int i = 0; i < 5; ++i)
@@ -454,11 +475,12 @@ TEST_CASE("receive: a consumer group reads pushed events like any other, hinted 
 TEST_CASE("receive: SIGTERM stops accepting, answers the request in hand and exits 0", "[receive]") {
     ReceiverRig rig;
     CHECK(status_of(rig.post("open", R"({"id": 1})")) == 201);
-    // The next commit waits on a lock the test holds (receiver_store locks
-    // its sources FOR KEY SHARE): the request is in hand when the signal comes.
+    // The next commit waits on a lock the test holds (receiver_store takes
+    // its sources' publish locks shared; the test holds this one exclusive,
+    // as a removal would): the request is in hand when the signal comes.
     pqxx::connection blocker(rig.db.url());
     pqxx::work lock(blocker);
-    lock.exec("SELECT id FROM tributary.sources WHERE name = 'open' FOR UPDATE");
+    lock.exec("SELECT pg_advisory_xact_lock(1953655138, -id) FROM tributary.sources WHERE name = 'open'");
     int in_hand = 0;
     std::thread sender([&] { in_hand = status_of(rig.post("open", R"({"id": 2})")); });
     // Waits for a state, not a time: the request must be in hand (its commit
@@ -533,4 +555,75 @@ TEST_CASE("receive: usage errors exit 2, a port in use exits 1 naming it", "[rec
     const auto port = wait_for_log(first, R"(receiving webhooks on \S+ \(port (\d+)\))");
     CHECK_THAT(run_tributary(db.url(), {"receive", "--listen", "127.0.0.1:" + port}, 1).err,
                Catch::Contains("127.0.0.1:" + port));
+}
+
+TEST_CASE("receive: a group commit holds its sources by their publish lock, not a row lock", "[receive]") {
+    TestDatabase db;
+    run_tributary(db.url(), {"source", "add", "hooks", "--push", "--insecure-no-auth"});
+    const auto id = db.scalar("SELECT id FROM tributary.sources WHERE name = 'hooks'");
+    const auto stored = [&] { return db.scalar("SELECT count(*) FROM tributary.events WHERE source_id = " + id); };
+
+    SECTION("two group commits at once lock no row, so make no multixact") {
+        pqxx::connection a(db.url()), b(db.url());
+        pqxx::work ta(a), tb(b);
+        CHECK(ta.exec1(store_one(id, "k1"))[0].as<int>() == 1);
+        CHECK(tb.exec1(store_one(id, "k2"))[0].as<int>() == 1);
+        // Both hold the source's publish lock shared; neither locked its row
+        // (a KEY SHARE lock of two transactions would put a multixact in xmax).
+        CHECK(db.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock'"
+                        " AND classid = 1953655138 AND objid = (4294967296 - " +
+                        id + ")::oid AND granted") == "2");
+        CHECK(db.scalar("SELECT xmax FROM tributary.sources WHERE id = " + id) == "0");
+        ta.commit();
+        tb.commit();
+        CHECK(db.scalar("SELECT xmax FROM tributary.sources WHERE id = " + id) == "0");
+        CHECK(stored() == "2");
+    }
+    SECTION("a group commit holds a remove off until it ends") {
+        pqxx::connection receiver(db.url());
+        pqxx::work tx(receiver);
+        CHECK(tx.exec1(store_one(id, "k1"))[0].as<int>() == 1);
+        ChildProcess remove(tributary_args(db.url(), {"source", "remove", "hooks"}));
+        REQUIRE(wait_until([&] { return some_session_waits_for_lock(db); }, 20s));
+        SECTION("it commits: the remove refuses, the source keeps its events") {
+            tx.commit();
+            CHECK(remove.wait_for(20s) == 1);
+            CHECK_THAT(remove.err(), Catch::Contains("stored events"));
+            CHECK(stored() == "1");
+            CHECK(db.scalar("SELECT count(*) FROM tributary.sources WHERE name = 'hooks'") == "1");
+        }
+        SECTION("it rolls back: the source is removed") {
+            tx.abort();
+            CHECK(remove.wait_for(20s) == 0);
+            CHECK(db.scalar("SELECT count(*) FROM tributary.sources WHERE name = 'hooks'") == "0");
+        }
+    }
+    SECTION("a group commit waits for a remove in progress, then stores nothing") {
+        pqxx::connection admin(db.url()), receiver(db.url());
+        const int receiver_pid = receiver.backendpid();
+        pqxx::work removing(admin);
+        removing.exec("DELETE FROM tributary.sources WHERE name = 'hooks'");
+        auto result = std::async(std::launch::async, [&] {
+            pqxx::work tx(receiver);
+            const bool is_null = tx.exec1(store_one(id, "k1"))[0].is_null();
+            tx.commit();
+            return is_null;
+        });
+        REQUIRE(wait_until([&] { return waits_for_lock(db, receiver_pid); }, 20s));
+        removing.commit();
+        CHECK(result.get());  // NULL: its source no longer takes pushes
+        CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "0");
+        CHECK(db.scalar("SELECT count(*) FROM tributary.event_keys") == "0");
+    }
+    SECTION("in REPEATABLE READ the row is locked instead, and holds the remove off the same way") {
+        pqxx::connection receiver(db.url());
+        pqxx::transaction<pqxx::isolation_level::repeatable_read> tx(receiver);
+        CHECK(tx.exec1(store_one(id, "k1"))[0].as<int>() == 1);
+        ChildProcess remove(tributary_args(db.url(), {"source", "remove", "hooks"}));
+        REQUIRE(wait_until([&] { return some_session_waits_for_lock(db); }, 20s));
+        tx.commit();
+        CHECK(remove.wait_for(20s) == 1);
+        CHECK_THAT(remove.err(), Catch::Contains("stored events"));
+        CHECK(stored() == "1");
+    }
 }
