@@ -169,3 +169,29 @@ add_sources() {
   seq 0 $((n - 1)) | xargs -P 4 -I '{}' "$TRIBUTARY_BIN_PATH" --db "$url" source add "$prefix{}" \
     --url "$SRV/$route" "$@" >>"$LOG_DIR/setup.log"
 }
+
+# --- the loader's own SQL --------------------------------------------------------------------------
+
+# turn_rate URL BATCH: the loader's own SQL for one turn with data (claim; then append of BATCH
+# ~250-byte rows with the close, the one-statement path of batches up to 50), run by pgbench from
+# 4 sessions for 5 s over the sources of URL's database, with no HTTP and no loader: prints the
+# most turns/s that the turn's statements allow on this cluster (nothing if pgbench failed). It
+# makes every source due and stores events: run it last on a database.
+turn_rate() {
+  local url=$1 batch=$2 script="$LOG_DIR/turn.sql" n rate
+  n=$(sql "$url" -c "SELECT count(*) FROM tributary.sources")
+  sql "$url" -c "UPDATE tributary.gates SET next_allowed_at = '-infinity'"
+  cat >"$script" <<SQL
+\set s random(1, $n)
+SELECT (decision = 'pass')::int AS ok, coalesce(lease, 0) AS lease, coalesce(cursor, 0) AS cur
+  FROM tributary.loader_claim(:s, $((0x74726962)), 7200) \gset
+\if :ok
+SELECT tributary.loader_append(:s, :cur, ARRAY(SELECT generate_series(:cur + 1, :cur + $batch))::bigint[],
+       (SELECT jsonb_agg(jsonb_build_object('id', i, 'pad', repeat('x', 220))) FROM generate_series(:cur + 1, :cur + $batch) i),
+       $((0x74726962)), :lease, 0, NULL);
+\endif
+SQL
+  rate=$({ "$PG_BIN/pgbench" -n -M prepared -f "$script" -c 4 -j 2 -T 5 "$url" 2>>"$LOG_DIR/setup.log" || true; } |
+    sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+  [[ -z $rate ]] || calc "$rate" 0
+}
