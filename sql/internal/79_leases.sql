@@ -48,3 +48,20 @@ BEGIN
     EXECUTE format('UPDATE %s l SET expires_at = ''-infinity'' WHERE l.holder = $1 AND l.token = $2', p_lease)
       USING p_holder, p_token;
 END $$;
+
+-- The lease of table p_lease as `tributary log` shows it: its holder (NULL:
+-- never held), token, and the seconds until it expires (negative: expired;
+-- -Infinity: released, which sets expires_at to -infinity).
+CREATE OR REPLACE FUNCTION tributary.lease_shown(p_lease regclass, OUT holder text, OUT token bigint,
+                                                 OUT expires_in_seconds double precision)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    EXECUTE format($q$
+        SELECT l.holder, l.token,
+               CASE WHEN l.holder IS NULL THEN NULL
+                    WHEN isfinite(l.expires_at) THEN extract(epoch FROM l.expires_at - clock_timestamp())
+                    ELSE '-Infinity'::float8 END
+          FROM %s l $q$, p_lease)
+       INTO holder, token, expires_in_seconds;
+END $$;

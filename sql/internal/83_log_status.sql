@@ -126,19 +126,12 @@ BEGIN
                     (SELECT max(greatest(age(s.xmin), age(s.catalog_xmin))) FROM pg_replication_slots s))
       INTO xmin_lag_xids;
 
-    -- A released lease expires at -infinity: expired, by no measurable time.
-    SELECT l.holder, l.token,
-           CASE WHEN l.holder IS NULL THEN NULL
-                WHEN isfinite(l.expires_at) THEN extract(epoch FROM l.expires_at - clock_timestamp())
-                ELSE '-Infinity'::float8 END
+    SELECT l.holder, l.token, l.expires_in_seconds
       INTO maintainer_holder, maintainer_token, maintainer_expires_in_seconds
-      FROM tributary.maintainer_lease l;
-    SELECT l.holder, l.token,
-           CASE WHEN l.holder IS NULL THEN NULL
-                WHEN isfinite(l.expires_at) THEN extract(epoch FROM l.expires_at - clock_timestamp())
-                ELSE '-Infinity'::float8 END
+      FROM tributary.lease_shown('tributary.maintainer_lease') l;
+    SELECT l.holder, l.token, l.expires_in_seconds
       INTO herald_holder, herald_token, herald_expires_in_seconds
-      FROM tributary.herald_lease l;
+      FROM tributary.lease_shown('tributary.herald_lease') l;
 END $$;
 
 -- One row per partition, oldest first, the default partition last: what
