@@ -6,10 +6,10 @@
 #include "flag_checks.h"
 #include "maintenance/announce_step.h"
 #include "maintenance/holder_name.h"
-#include "maintenance/lease_store.h"
 #include "postgres/postgres_lease_store.h"
 #include "postgres/postgres_log_announcer.h"
 #include "postgres/postgres_session.h"
+#include "role_competition.h"
 #include "usage_error.h"
 
 namespace tributary::cli {
@@ -67,23 +67,19 @@ private:
 void take_part_in_heralding(const std::string& db, const maintenance::ElectionTimings& timings,
                             const StopSignal& stop) {
     const auto holder = maintenance::unique_holder_name();  // one name for every attempt
-    while (!stop.stop_requested()) {
-        try {
+    compete_until_stopped(
+        "herald", timings.lease, stop,
+        [&] {
             HeraldProcess process(db, timings, holder);
             process.role().run(stop);
-            return;
-        } catch (const maintenance::MaintainerForbidden& e) {
+        },
+        [](const std::exception& e) {
             spdlog::warn(
                 "herald: this process takes no part in waking consumers (its work goes on; another process "
                 "may herald): {} (the herald's functions need one of the roles tributary_loader, "
                 "tributary_receiver, tributary_maintainer or tributary_consumer)",
                 e.what());
-            return;
-        } catch (const std::exception& e) {
-            spdlog::error("herald: stopped on an error, trying again in {} ms: {}", timings.lease.count(), e.what());
-            stop.wait_for(timings.lease);
-        }
-    }
+        });
 }
 
 }  // namespace

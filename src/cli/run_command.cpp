@@ -39,6 +39,7 @@
 #include "postgres/postgres_source_registry.h"
 #include "postgres/postgres_source_turn.h"
 #include "postgres/shown_database.h"
+#include "role_competition.h"
 #include "run_limits.h"
 #include "run_observer.h"
 #include "schema_wait.h"
@@ -166,23 +167,18 @@ bool run_worker(int index, const Shared& shared) {
 /// thread ends; any other failure is logged and the maintainer tries again after a lease.
 void take_part_in_maintenance(const std::string& db, const MaintainerFlags& flags, const std::string& holder,
                               const StopSignal& stop) {
-    const auto lease = flags.timings().lease;
-    while (!stop.stop_requested()) {
-        try {
+    compete_until_stopped(
+        "maintainer", flags.timings().lease, stop,
+        [&] {
             MaintainerProcess process(db, flags, holder);
             process.maintainer().run(stop);
-            return;
-        } catch (const maintenance::MaintainerForbidden& e) {
+        },
+        [&](const std::exception& e) {
             spdlog::warn(
                 "maintainer: this process takes no part in maintaining the log (loading goes on): {} (the "
                 "maintainer's functions need the role tributary_maintainer: {})",
                 e.what(), grant_to_run("maintainer", db));
-            return;
-        } catch (const std::exception& e) {
-            spdlog::error("maintainer: stopped on an error, trying again in {} ms: {}", lease.count(), e.what());
-            stop.wait_for(lease);
-        }
-    }
+        });
 }
 
 int run(const GlobalOptions& global, RunOptions& options) {
