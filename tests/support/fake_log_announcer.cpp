@@ -4,6 +4,7 @@ namespace tributary::fakes {
 
 maintenance::Announcement FakeLogAnnouncer::announce(const maintenance::MaintainerLease& lease,
                                                      std::optional<std::uint64_t> since) {
+    ++calls;
     lease_.fence(lease);  // throws LeaseLost, as the function answers NULL
     const auto now = watermark();
     bool announced = !since;

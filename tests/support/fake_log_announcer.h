@@ -26,6 +26,7 @@ public:
     void commit(std::uint64_t tx, int events);
 
     int notifications = 0;  ///< NOTIFYs sent
+    int calls = 0;          ///< announce calls (the herald's statements)
 
 private:
     std::uint64_t watermark() const;

@@ -118,3 +118,34 @@ TEST_CASE("herald: after a failed beat it announces at the next, whatever it saw
     herald.pass();
     CHECK(log.notifications == 2);
 }
+
+TEST_CASE("herald: a quiet log is asked every fourth beat at most, and news brings every beat back", "[herald]") {
+    using maintenance::AnnounceStep;
+    fakes::FakeClock clock;
+    fakes::FakeLeaseStore store(clock);
+    fakes::FakeLogAnnouncer log(store);
+    AnnounceStep step(log);
+    ElectedRole herald("herald", store, {&step}, "h", kTimings);
+    REQUIRE(herald.hold());
+    const auto beats = [&](int n) {
+        const int before = log.calls;
+        for (int i = 0; i < n; ++i) herald.pass();
+        return log.calls - before;
+    };
+    CHECK(beats(AnnounceStep::kQuietBeats) == AnnounceStep::kQuietBeats);  // every beat at first
+    CHECK(beats(AnnounceStep::kQuietBeats) == AnnounceStep::kQuietBeats / 2);
+    CHECK(beats(AnnounceStep::kQuietBeats) == AnnounceStep::kQuietBeats / AnnounceStep::kMaxStride);
+    CHECK(beats(4 * AnnounceStep::kQuietBeats) == AnnounceStep::kQuietBeats);  // never sparser
+
+    // An event: announced within kMaxStride beats, and every beat again after.
+    log.commit(log.begin(), 1);
+    const int notified = log.notifications;
+    int waited = 0;
+    while (log.notifications == notified && waited < 10) {
+        herald.pass();
+        ++waited;
+    }
+    CHECK(log.notifications == notified + 1);
+    CHECK(waited <= AnnounceStep::kMaxStride);
+    CHECK(beats(10) == 10);
+}
