@@ -11,13 +11,21 @@
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
+-- group_create gained p_lanes (migration 0017): the older one goes, or a
+-- call without it would match both (privileges/ grants again).
+DROP FUNCTION IF EXISTS tributary.group_create(text, text, text, int, interval, boolean);
+
 -- NULL for an optional argument means its default, so a client can pass
 -- every argument whether the user gave it or not.
+-- p_lanes: 1 (the default) a group as it always was; 2 to 256 a group of
+-- lanes (internal/32_lanes.sql), which needs the lane index of that count:
+-- created here when it is the first group of that many lanes, reading the
+-- whole log while writers wait (docs/operations.md).
 -- Called by: admins; `tributary group create`.
 CREATE OR REPLACE FUNCTION tributary.group_create(
     p_name text, p_pattern text DEFAULT '>', p_from text DEFAULT 'end',
     p_max_deliveries int DEFAULT 5, p_lease interval DEFAULT '30 seconds',
-    p_ordered boolean DEFAULT false) RETURNS int
+    p_ordered boolean DEFAULT false, p_lanes int DEFAULT 1) RETURNS int
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -35,19 +43,31 @@ BEGIN
     IF coalesce(p_lease, '30 seconds') <= interval '0' THEN
         RAISE EXCEPTION 'invalid lease %: it must be positive, e.g. ''30 seconds''', p_lease USING ERRCODE = '22023';
     END IF;
+    IF coalesce(p_lanes, 1) NOT BETWEEN 1 AND 256 THEN
+        RAISE EXCEPTION 'invalid lanes %: use 1 to 256', p_lanes USING ERRCODE = '22023',
+            HINT = 'A lane is a share of the sources read by one consumer at a time: as many as the consumers you will run, or a few more.';
+    END IF;
     -- After any change of the sources in progress, and before any to come
     -- (60_source_triggers.sql, forget_group_sources): else this group could
     -- keep matches without a source added meanwhile, and never read it.
     PERFORM pg_advisory_xact_lock(tributary.group_sources_lock_key());
-    INSERT INTO tributary.consumer_groups (name, pattern, max_deliveries, lease, ordered, cursor_tx, cursor_seq)
+    INSERT INTO tributary.consumer_groups (name, pattern, max_deliveries, lease, ordered, cursor_tx, cursor_seq, lanes)
     SELECT p_name, v_pattern, coalesce(p_max_deliveries, 5), coalesce(p_lease, '30 seconds'),
-           coalesce(p_ordered, false), pos.tx_id, pos.seq
+           coalesce(p_ordered, false), pos.tx_id, pos.seq, coalesce(p_lanes, 1)
       FROM tributary.log_position(coalesce(p_from, 'end')) pos
     ON CONFLICT (name) DO NOTHING
     RETURNING id INTO v_id;
     IF v_id IS NULL THEN
         RAISE EXCEPTION 'consumer group ''%'' already exists', p_name USING ERRCODE = '23505',
             HINT = 'Pick another name, move it with group_reset, or delete it first with group_delete.';
+    END IF;
+    IF coalesce(p_lanes, 1) > 1 THEN
+        -- Every lane starts where the group does.
+        INSERT INTO tributary.group_lanes (group_id, lane, cursor_tx, cursor_seq)
+        SELECT g.id, n, g.cursor_tx, g.cursor_seq
+          FROM tributary.consumer_groups g, generate_series(0, p_lanes - 1) n
+         WHERE g.id = v_id;
+        PERFORM tributary.ensure_lane_index(p_lanes);
     END IF;
     RETURN v_id;
 END $$;
@@ -71,11 +91,25 @@ BEGIN
     UPDATE tributary.consumer_groups g SET cursor_tx = pos.tx_id, cursor_seq = pos.seq
       FROM tributary.log_position(p_to) pos
      WHERE g.id = v_group.id;
+    -- Every lane of a group of lanes to the same place; the lanes stay with their holders.
+    UPDATE tributary.group_lanes l SET cursor_tx = g.cursor_tx, cursor_seq = g.cursor_seq, backlogged = false
+      FROM tributary.consumer_groups g
+     WHERE g.id = v_group.id AND l.group_id = g.id;
 END $$;
 
+-- The lane index of its lane count goes with the last group of that count
+-- (drop_lane_index_unless_used).
 -- Called by: admins; `tributary group delete`.
 CREATE OR REPLACE FUNCTION tributary.group_delete(p_name text) RETURNS boolean
-LANGUAGE sql
+LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-WITH gone AS (DELETE FROM tributary.consumer_groups g WHERE g.name = p_name RETURNING 1)
-SELECT count(*) > 0 FROM gone $$;
+DECLARE
+    v_lanes int;
+BEGIN
+    DELETE FROM tributary.consumer_groups g WHERE g.name = p_name RETURNING g.lanes INTO v_lanes;
+    IF v_lanes IS NULL THEN
+        RETURN false;
+    END IF;
+    PERFORM tributary.drop_lane_index_unless_used(v_lanes);
+    RETURN true;
+END $$;

@@ -42,7 +42,15 @@ DECLARE
     v_batch tributary.consumer_batches;
 BEGIN
     PERFORM tributary.check_read_arguments(p_consumer, p_max);
-    v_batch := tributary.lease_waiting(v_group, p_consumer);
+    IF tributary.lanes_of(v_group) > 1 THEN
+        -- A group of lanes (internal/32_lanes.sql): from the lanes this consumer holds.
+        v_batch := tributary.lane_lease(v_group, p_consumer, p_max);
+        IF v_batch.id IS NOT NULL THEN
+            RETURN QUERY SELECT * FROM tributary.batch_events(v_batch);
+        END IF;
+        RETURN;
+    END IF;
+    v_batch := tributary.lease_waiting(v_group, p_consumer, NULL::int);
     IF v_batch.id IS NOT NULL THEN
         RETURN QUERY SELECT * FROM tributary.batch_events(v_batch);
         RETURN;

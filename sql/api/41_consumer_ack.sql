@@ -64,18 +64,35 @@ BEGIN
 END $$;
 
 -- Heartbeat: the lease now lasts p_lease (default: the group's) from now.
--- false: the lease was lost.
+-- false: the lease was lost. In a group of lanes the consumer's lanes are
+-- held as long too, and it stays counted among the group's consumers: a
+-- handler slower than the lease keeps its lanes while it heartbeats.
 -- Called by: consumers (heartbeat); `tributary consume`.
 CREATE OR REPLACE FUNCTION tributary.consumer_extend(p_batch_id bigint, p_lease_token uuid,
                                                       p_lease interval DEFAULT NULL) RETURNS boolean
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_batch tributary.consumer_batches;
 BEGIN
     IF p_lease <= interval '0' THEN
         RAISE EXCEPTION 'invalid lease %: it must be positive, e.g. ''30 seconds''', p_lease USING ERRCODE = '22023';
     END IF;
     UPDATE tributary.consumer_batches b SET leased_until = now() + coalesce(p_lease, g.lease)
       FROM tributary.consumer_groups g
-     WHERE b.id = p_batch_id AND b.lease_token = p_lease_token AND g.id = b.group_id;
-    RETURN FOUND;
+     WHERE b.id = p_batch_id AND b.lease_token = p_lease_token AND g.id = b.group_id
+    RETURNING b.* INTO v_batch;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    -- Not before migration 0017 has made the tables (see lanes_of).
+    IF to_regclass('tributary.group_lanes') IS NOT NULL THEN
+        UPDATE tributary.group_lanes l SET held_until = greatest(l.held_until, v_batch.leased_until)
+         WHERE l.group_id = v_batch.group_id AND l.holder = v_batch.consumer AND l.held_until > now();
+        IF FOUND THEN
+            UPDATE tributary.group_consumers c SET seen_until = greatest(c.seen_until, v_batch.leased_until)
+             WHERE c.group_id = v_batch.group_id AND c.consumer = v_batch.consumer;
+        END IF;
+    END IF;
+    RETURN true;
 END $$;

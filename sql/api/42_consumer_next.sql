@@ -24,15 +24,32 @@
 --   previous_acked  whether the previous batch was acked: false when its
 --                   lease was lost (taken over, or the group reset), as
 --                   consumer_ack's false; NULL when none was given.
+--   lane            the lane the batch came from, in a group of lanes
+--                   (`group create --lanes N`: the events of sources s with
+--                   s % N = lane); NULL in a group of one lane or when no
+--                   batch. The consumer then holds its share of the group's
+--                   lanes, and the batch comes from one of those
+--                   (internal/32_lanes.sql).
 -- A previous batch of another group is refused (22023): a client that mixes
 -- its groups up must not ack one group's batch while reading another's.
 -- To fail a batch or some of its events, call consumer_ack (with the failed
 -- seqs) or consumer_fail, then consumer_next without a previous batch.
 -- Called by: consumers; `tributary consume`.
+-- The result gained lane (migration 0017): a result's shape cannot be
+-- replaced, so an older consumer_next goes first (privileges/ grants again).
+DO $$
+BEGIN
+    IF to_regprocedure('tributary.consumer_next(text, text, int, bigint, uuid)') IS NOT NULL
+       AND NOT EXISTS (SELECT FROM pg_proc WHERE oid = to_regprocedure('tributary.consumer_next(text, text, int, bigint, uuid)')
+                          AND 'lane' = ANY (proargnames)) THEN
+        DROP FUNCTION tributary.consumer_next(text, text, int, bigint, uuid);
+    END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION tributary.consumer_next(p_group text, p_consumer text, p_max int DEFAULT 1000,
                                                     p_prev_batch_id bigint DEFAULT NULL,
                                                     p_prev_lease_token uuid DEFAULT NULL)
-RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events text, previous_acked boolean)
+RETURNS TABLE (batch_id bigint, lease_token uuid, delivery int, events text, previous_acked boolean, lane int)
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
@@ -40,6 +57,7 @@ DECLARE
     v_acked boolean;
     v_group tributary.consumer_groups;
     v_batch tributary.consumer_batches;
+    v_lanes int;
 BEGIN
     IF (p_prev_batch_id IS NULL) <> (p_prev_lease_token IS NULL) THEN
         RAISE EXCEPTION 'name the previous batch by both its batch_id and its lease_token, or neither'
@@ -55,20 +73,30 @@ BEGIN
         v_acked := tributary.consumer_ack(p_prev_batch_id, p_prev_lease_token);
     END IF;
     PERFORM tributary.check_read_arguments(p_consumer, p_max);
-    v_batch := tributary.lease_waiting(v_group, p_consumer);
+    v_lanes := tributary.lanes_of(v_group);
+    IF v_lanes > 1 THEN
+        -- A group of lanes (internal/32_lanes.sql): from the lanes this consumer holds.
+        v_batch := tributary.lane_lease(v_group, p_consumer, p_max);
+        RETURN QUERY SELECT v_batch.id, v_batch.lease_token, v_batch.delivery,
+                            CASE WHEN v_batch.id IS NULL THEN '[]' ELSE tributary.batch_json(v_batch) END, v_acked,
+                            v_batch.source_ids[1] % v_lanes;
+        RETURN;
+    END IF;
+    v_batch := tributary.lease_waiting(v_group, p_consumer, NULL::int);
     IF v_batch.id IS NOT NULL THEN
-        RETURN QUERY SELECT v_batch.id, v_batch.lease_token, v_batch.delivery, tributary.batch_json(v_batch), v_acked;
+        RETURN QUERY SELECT v_batch.id, v_batch.lease_token, v_batch.delivery, tributary.batch_json(v_batch), v_acked,
+                            NULL::int;
         RETURN;
     END IF;
 
     -- The group row again, locked, for the cursor as the last fresh read left it.
     SELECT * INTO v_group FROM tributary.consumer_groups g WHERE g.id = v_group.id FOR NO KEY UPDATE;
     IF FOUND THEN
-        RETURN QUERY SELECT f.batch_id, f.lease_token, f.delivery, f.events, v_acked
+        RETURN QUERY SELECT f.batch_id, f.lease_token, f.delivery, f.events, v_acked, NULL::int
                        FROM tributary.read_fresh_json(v_group, p_consumer, p_max) f;
         IF FOUND THEN
             RETURN;
         END IF;
     END IF;
-    RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::text, v_acked;
+    RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::text, v_acked, NULL::int;
 END $$;

@@ -15,6 +15,7 @@
 -- cursor). oldest_unprocessed_age: age (since loaded_at) of the oldest event
 -- not yet acked: behind, in flight or waiting for a retry (dead letters
 -- excluded); NULL when there is none.
+-- lanes: 1, or the lanes of a group of lanes (internal/32_lanes.sql).
 -- Called by: admins and consumers; `tributary group status`.
 CREATE OR REPLACE VIEW tributary.group_status AS
 SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
@@ -22,7 +23,8 @@ SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
        now() - least(behind.oldest, flight.oldest, retry.oldest) AS oldest_unprocessed_age,
        flight.batches AS batches_in_flight,
        retry.events AS retries_waiting,
-       dead.events AS dead_letters
+       dead.events AS dead_letters,
+       tributary.lanes_of(g) AS lanes
   FROM tributary.consumer_groups g
  CROSS JOIN LATERAL tributary.group_backlog(g) behind
  CROSS JOIN LATERAL (

@@ -106,18 +106,21 @@ END $$;
 -- of this design). It gets a new token, consumer and lease, delivery + 1;
 -- unless it was delivered max_deliveries times already: then its events are
 -- split into retries due now (a multi-event batch) or dead-lettered (a single
--- event), and the next expired batch is tried. NULL: none expired.
+-- event), and the next expired batch is tried. NULL: none expired. p_lane:
+-- only a batch of that lane (a group of lanes, 32_lanes.sql: a batch holds
+-- the sources of one lane, so its first source says which).
 -- Called by: lease_waiting.
-CREATE OR REPLACE FUNCTION tributary.take_over_expired(g tributary.consumer_groups, p_consumer text)
+CREATE OR REPLACE FUNCTION tributary.take_over_expired(g tributary.consumer_groups, p_consumer text, p_lane int)
 RETURNS tributary.consumer_batches
 LANGUAGE plpgsql AS $$
 DECLARE
     v_batch tributary.consumer_batches;
+    v_lanes int := CASE WHEN p_lane IS NOT NULL THEN tributary.lanes_of(g) END;
 BEGIN
     LOOP
         -- SKIP LOCKED: consumers racing for expired batches each get another one.
         SELECT * INTO v_batch FROM tributary.consumer_batches b
-         WHERE b.group_id = g.id AND b.leased_until < now()
+         WHERE b.group_id = g.id AND b.leased_until < now() AND (p_lane IS NULL OR b.source_ids[1] % v_lanes = p_lane)
          ORDER BY b.leased_until LIMIT 1
            FOR UPDATE SKIP LOCKED;
         IF NOT FOUND THEN
@@ -141,16 +144,18 @@ END $$;
 -- Step 2 of a read: one retry that is due, delivered alone (its row moves into
 -- the batch while the batch holds it). In an ordered group only the oldest
 -- event of a source that has no batch in flight may go. NULL: none due.
+-- p_lane: only a retry of that lane's sources.
 -- Called by: lease_waiting.
-CREATE OR REPLACE FUNCTION tributary.deliver_due_retry(g tributary.consumer_groups, p_consumer text)
+CREATE OR REPLACE FUNCTION tributary.deliver_due_retry(g tributary.consumer_groups, p_consumer text, p_lane int)
 RETURNS tributary.consumer_batches
 LANGUAGE plpgsql AS $$
 DECLARE
     v_retry tributary.consumer_retries;
     v_batch tributary.consumer_batches;
+    v_lanes int := CASE WHEN p_lane IS NOT NULL THEN tributary.lanes_of(g) END;
 BEGIN
     SELECT * INTO v_retry FROM tributary.consumer_retries r
-     WHERE r.group_id = g.id AND r.next_attempt_at <= now()
+     WHERE r.group_id = g.id AND r.next_attempt_at <= now() AND (p_lane IS NULL OR r.source_id % v_lanes = p_lane)
        AND (NOT g.ordered OR (
             NOT EXISTS (SELECT 1 FROM tributary.consumer_batches b
                          WHERE b.group_id = g.id AND r.source_id = ANY (b.source_ids))
@@ -185,23 +190,55 @@ END $$;
 
 -- Steps 1 and 2 of a read: a batch whose lease expired, taken over, or else
 -- one due retry. NULL: neither; the read takes fresh events (lease_fresh).
--- Called by: consumer_read, consumer_next.
-CREATE OR REPLACE FUNCTION tributary.lease_waiting(g tributary.consumer_groups, p_consumer text)
+-- p_lane: of that lane only.
+-- Called by: consumer_read, consumer_next, lane_lease.
+CREATE OR REPLACE FUNCTION tributary.lease_waiting(g tributary.consumer_groups, p_consumer text, p_lane int)
 RETURNS tributary.consumer_batches
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_batch tributary.consumer_batches := tributary.take_over_expired(g, p_consumer);
+    v_batch tributary.consumer_batches := tributary.take_over_expired(g, p_consumer, p_lane);
 BEGIN
     IF v_batch.id IS NULL THEN
-        v_batch := tributary.deliver_due_retry(g, p_consumer);
+        v_batch := tributary.deliver_due_retry(g, p_consumer, p_lane);
     END IF;
     RETURN v_batch;
 END $$;
 
--- Sources an ordered group may not hand out now: a batch in flight or a retry waiting.
--- Called by: lease_fresh.
+-- The forms without the lane, as before migration 0017: kept, not dropped,
+-- so that a call already planned by a session when `migrate` replaces the
+-- definitions still finds its function (the callers above call the forms
+-- with the lane).
+-- Called by: nothing of this release.
+CREATE OR REPLACE FUNCTION tributary.take_over_expired(g tributary.consumer_groups, p_consumer text)
+RETURNS tributary.consumer_batches
+LANGUAGE sql AS $$ SELECT tributary.take_over_expired(g, p_consumer, NULL::int) $$;
+CREATE OR REPLACE FUNCTION tributary.deliver_due_retry(g tributary.consumer_groups, p_consumer text)
+RETURNS tributary.consumer_batches
+LANGUAGE sql AS $$ SELECT tributary.deliver_due_retry(g, p_consumer, NULL::int) $$;
+CREATE OR REPLACE FUNCTION tributary.lease_waiting(g tributary.consumer_groups, p_consumer text)
+RETURNS tributary.consumer_batches
+LANGUAGE sql AS $$ SELECT tributary.lease_waiting(g, p_consumer, NULL::int) $$;
 CREATE OR REPLACE FUNCTION tributary.busy_sources(p_group_id int) RETURNS int[]
 LANGUAGE sql STABLE AS $$
 SELECT ARRAY(SELECT unnest(b.source_ids) FROM tributary.consumer_batches b WHERE b.group_id = p_group_id
              UNION
              SELECT r.source_id FROM tributary.consumer_retries r WHERE r.group_id = p_group_id) $$;
+
+-- Sources an ordered group may not hand out now: a batch in flight or a retry
+-- waiting. p_lane: of that lane's sources only (a batch leased before the lane
+-- changed hands still counts: its sources are the lane's).
+-- Called by: lease_fresh.
+-- PL/pgSQL, not SQL: a SQL function's body is checked against the tables
+-- when it is created, and the definitions are applied once before migration
+-- 0013's last step (src/postgres/migrator.cpp), when batches had no lane.
+CREATE OR REPLACE FUNCTION tributary.busy_sources(g tributary.consumer_groups, p_lane int) RETURNS int[]
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_lanes int := CASE WHEN p_lane IS NOT NULL THEN tributary.lanes_of(g) END;
+BEGIN
+    RETURN ARRAY(SELECT unnest(b.source_ids) FROM tributary.consumer_batches b
+                  WHERE b.group_id = g.id AND (p_lane IS NULL OR b.source_ids[1] % v_lanes = p_lane)
+                 UNION
+                 SELECT r.source_id FROM tributary.consumer_retries r
+                  WHERE r.group_id = g.id AND (p_lane IS NULL OR r.source_id % v_lanes = p_lane));
+END $$;

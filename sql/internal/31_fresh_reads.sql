@@ -63,7 +63,12 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- reads, which wait for our lock, or from events already busy), so it may
 -- hold back too much for one read, never too little.
 -- Called by: read_fresh, read_fresh_json.
+-- With p_lane, a lane of a group of lanes (32_lanes.sql): g carries the
+-- lane's cursor and cached matches, the events are the lane's
+-- (lane_fresh_events), and the lane's row is the one moved; the caller holds
+-- it locked instead of the group's.
 CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
+                                                  p_lane int,
                                                   OUT batch tributary.consumer_batches, OUT watermark xid8,
                                                   OUT sources bit varying, OUT names jsonb)
 LANGUAGE plpgsql AS $$
@@ -79,6 +84,7 @@ DECLARE
     v_last_tx xid8;
     v_batch_last_tx xid8;
     v_last_seq bigint;
+    v_txs xid8[];
 BEGIN
     v_watermark := pg_snapshot_xmin(pg_current_snapshot());
     -- '>' matches every source: nothing to check per event. Any other
@@ -90,11 +96,15 @@ BEGIN
         sources := g.source_bits;
         IF sources IS NULL THEN
             sources := tributary.matching_source_bits(g.pattern);
-            UPDATE tributary.consumer_groups gr SET source_bits = sources WHERE gr.id = g.id;
+            IF p_lane IS NULL THEN
+                UPDATE tributary.consumer_groups gr SET source_bits = sources WHERE gr.id = g.id;
+            ELSE
+                UPDATE tributary.group_lanes l SET source_bits = sources WHERE l.group_id = g.id AND l.lane = p_lane;
+            END IF;
         END IF;
     END IF;
     IF g.ordered THEN
-        v_busy := tributary.busy_sources(g.id);
+        v_busy := tributary.busy_sources(g, p_lane);
     END IF;
     -- One partition at a time: the read ends where the partition holding
     -- the cursor ends (or at the watermark, if sooner), so the plan's merge
@@ -104,17 +114,39 @@ BEGIN
     -- next; a partition with less than p_max gives a short batch.
     LOOP
         watermark := least(v_watermark, coalesce(tributary.partition_end(g.cursor_tx), v_watermark));
-        IF cardinality(v_busy) > 0 THEN
-            SELECT f.tx_id, f.seq INTO v_stop_tx, v_stop_seq
+        IF p_lane IS NULL THEN
+            IF cardinality(v_busy) > 0 THEN
+                SELECT f.tx_id, f.seq INTO v_stop_tx, v_stop_seq
+                  FROM tributary.fresh_events(g, watermark, sources, p_max) f
+                 WHERE f.source_id = ANY (v_busy)
+                 LIMIT 1;
+            END IF;
+            SELECT count(*), array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
+                   min(f.tx_id), max(f.tx_id)
+              INTO v_count, v_seqs, v_source_ids, v_first_tx, v_last_tx
               FROM tributary.fresh_events(g, watermark, sources, p_max) f
-             WHERE f.source_id = ANY (v_busy)
-             LIMIT 1;
+             WHERE v_stop_tx IS NULL OR (f.tx_id, f.seq) < (v_stop_tx, v_stop_seq);
+        ELSE
+            -- The lane's events read once (each read is planned: see
+            -- lane_fresh_events), and cut before the first of a busy source.
+            SELECT array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
+                   array_agg(f.tx_id ORDER BY f.tx_id, f.seq)
+              INTO v_seqs, v_source_ids, v_txs
+              FROM tributary.lane_fresh_events(g, p_lane, watermark, sources, p_max) f;
+            v_count := coalesce(cardinality(v_seqs), 0);
+            FOR i IN 1 .. CASE WHEN cardinality(v_busy) > 0 THEN v_count ELSE 0 END LOOP
+                IF v_source_ids[i] = ANY (v_busy) THEN
+                    v_stop_tx := v_txs[i];
+                    v_stop_seq := v_seqs[i];
+                    v_count := i - 1;
+                    v_seqs := v_seqs[1:v_count];
+                    v_source_ids := v_source_ids[1:v_count];
+                    EXIT;
+                END IF;
+            END LOOP;
+            v_first_tx := v_txs[1];
+            v_last_tx := v_txs[v_count];    -- in log order: the greatest (NULL when none)
         END IF;
-        SELECT count(*), array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
-               min(f.tx_id), max(f.tx_id)
-          INTO v_count, v_seqs, v_source_ids, v_first_tx, v_last_tx
-          FROM tributary.fresh_events(g, watermark, sources, p_max) f
-         WHERE v_stop_tx IS NULL OR (f.tx_id, f.seq) < (v_stop_tx, v_stop_seq);
         v_batch_last_tx := v_last_tx;
         IF v_stop_tx IS NULL AND v_count < p_max THEN
             -- Everything up to the read's end was taken: the cursor moves to
@@ -125,9 +157,14 @@ BEGIN
         ELSIF v_count > 0 THEN
             v_last_seq := v_seqs[v_count];    -- the last event taken, whose tx_id is the greatest
         END IF;
-        IF v_last_tx IS NOT NULL THEN
+        IF v_last_tx IS NOT NULL AND p_lane IS NULL THEN
             UPDATE tributary.consumer_groups gr SET cursor_tx = v_last_tx, cursor_seq = v_last_seq
              WHERE gr.id = g.id AND (v_last_tx, v_last_seq) > (gr.cursor_tx, gr.cursor_seq);
+        ELSIF v_last_tx IS NOT NULL THEN
+            UPDATE tributary.group_lanes l
+               SET cursor_tx = v_last_tx, cursor_seq = v_last_seq, read_at = clock_timestamp(),
+                   backlogged = v_count >= p_max
+             WHERE l.group_id = g.id AND l.lane = p_lane AND (v_last_tx, v_last_seq) > (l.cursor_tx, l.cursor_seq);
         END IF;
         EXIT WHEN v_count > 0 OR v_stop_tx IS NOT NULL OR watermark >= v_watermark;
         g.cursor_tx := watermark;
@@ -144,6 +181,14 @@ BEGIN
     END IF;
 END $$;
 
+-- lease_fresh without the lane, as before migration 0017: kept, not dropped
+-- (see take_over_expired's).
+-- Called by: nothing of this release.
+CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
+                                                  OUT batch tributary.consumer_batches, OUT watermark xid8,
+                                                  OUT sources bit varying, OUT names jsonb)
+LANGUAGE sql AS $$ SELECT * FROM tributary.lease_fresh(g, p_consumer, p_max, NULL::int) $$;
+
 -- Step 3 of consumer_read: fresh events as rows, one per event.
 -- Called by: consumer_read.
 CREATE OR REPLACE FUNCTION tributary.read_fresh(g tributary.consumer_groups, p_consumer text, p_max int)
@@ -154,7 +199,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_lease record;
 BEGIN
-    SELECT * INTO v_lease FROM tributary.lease_fresh(g, p_consumer, p_max) l;
+    SELECT * INTO v_lease FROM tributary.lease_fresh(g, p_consumer, p_max, NULL::int) l;
     IF (v_lease.batch).id IS NULL THEN
         RETURN;
     END IF;
@@ -179,7 +224,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_lease record;
 BEGIN
-    SELECT * INTO v_lease FROM tributary.lease_fresh(g, p_consumer, p_max) l;
+    SELECT * INTO v_lease FROM tributary.lease_fresh(g, p_consumer, p_max, NULL::int) l;
     IF (v_lease.batch).id IS NULL THEN
         RETURN;
     END IF;

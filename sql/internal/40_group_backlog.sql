@@ -20,15 +20,24 @@
 -- matches a change to the sources had cleared, at 10 000 sources).
 -- Called by: the view group_status.
 CREATE OR REPLACE FUNCTION tributary.group_backlog(g tributary.consumer_groups, OUT events bigint, OUT oldest timestamptz)
-LANGUAGE sql STABLE SET jit = off
+LANGUAGE plpgsql STABLE SET jit = off
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-WITH m AS MATERIALIZED (
-    SELECT CASE WHEN g.pattern <> '>' THEN coalesce(g.source_bits, tributary.matching_source_bits(g.pattern)) END AS bits)
-SELECT count(*), min(e.loaded_at)
-  FROM m, tributary.events e
- WHERE (e.tx_id, e.seq) > (g.cursor_tx, g.cursor_seq)
-   AND e.tx_id >= g.cursor_tx    -- prunes the partitions below
-   AND (m.bits IS NULL OR (e.source_id < length(m.bits) AND get_bit(m.bits, e.source_id) = 1)) $$;
+BEGIN
+    -- PL/pgSQL, not SQL, and lanes_of: see lanes_of (migration 0017).
+    WITH m AS MATERIALIZED (
+        SELECT CASE WHEN g.pattern <> '>' THEN coalesce(g.source_bits, tributary.matching_source_bits(g.pattern)) END AS bits,
+               lo.cursor_tx, lo.cursor_seq, tributary.lanes_of(g) AS lanes
+          FROM tributary.group_low_cursor(g) lo)
+    SELECT count(*), min(e.loaded_at) INTO events, oldest
+      FROM m, tributary.events e
+     WHERE (e.tx_id, e.seq) > (m.cursor_tx, m.cursor_seq)
+       AND e.tx_id >= m.cursor_tx    -- prunes the partitions below
+       AND (m.bits IS NULL OR (e.source_id < length(m.bits) AND get_bit(m.bits, e.source_id) = 1))
+       -- A group of lanes: from the lowest lane's cursor, each event after its own lane's.
+       AND (m.lanes = 1 OR EXISTS (SELECT FROM tributary.group_lanes l
+                                    WHERE l.group_id = g.id AND l.lane = e.source_id % m.lanes
+                                      AND (e.tx_id, e.seq) > (l.cursor_tx, l.cursor_seq)));
+END $$;
 
 -- A group's backlog counted up to a cap, for the console's pages (issue 17):
 -- events = the exact count when it is at most p_cap (capped false), else
@@ -66,6 +75,10 @@ DECLARE
     v_bits bit varying;
     v_few int[];
 BEGIN
+    -- A group of lanes from its lowest lane's cursor: may count events a
+    -- lane further on has handed out already (the console's figure is capped
+    -- and an estimate anyway); group_backlog counts exactly.
+    g := tributary.group_low_cursor(g);
     IF NOT tributary.pattern_has_wildcard(g.pattern) THEN
         v_few := ARRAY(SELECT s.id FROM tributary.sources s WHERE s.name = g.pattern);
     ELSIF g.pattern <> '>' THEN

@@ -47,7 +47,9 @@ DECLARE
     v_bits bit varying;
     v_after boolean;
 BEGIN
-    FOR v_group IN SELECT g.* FROM tributary.consumer_groups g ORDER BY g.name LOOP
+    -- A group of lanes by its lowest lane's cursor: a bound, never too little.
+    FOR v_group IN SELECT lo.* FROM tributary.consumer_groups g CROSS JOIN LATERAL tributary.group_low_cursor(g) lo
+                    ORDER BY g.name LOOP
         v_bits := CASE WHEN v_group.pattern <> '>'
                        THEN coalesce(v_group.source_bits, tributary.matching_source_bits(v_group.pattern)) END;
         v_after := false;
@@ -265,7 +267,8 @@ BEGIN
     from_tx := v_part.from_tx; to_tx := v_part.to_tx; bytes := v_part.bytes;
     -- What the groups that still needed it lose (drop_unconsumed).
     unconsumed := '{}';
-    FOR v_group IN SELECT g.* FROM tributary.consumer_groups g WHERE g.name = ANY (v_status.held_by) LOOP
+    FOR v_group IN SELECT lo.* FROM tributary.consumer_groups g CROSS JOIN LATERAL tributary.group_low_cursor(g) lo
+                    WHERE g.name = ANY (v_status.held_by) LOOP
         EXECUTE format($q$
             SELECT count(*) FROM tributary.%I e
              WHERE (e.tx_id, e.seq) > ($1, $2)

@@ -97,10 +97,12 @@ BEGIN
             tributary.consumer_ack(bigint, uuid, bigint[], text),
             tributary.consumer_fail(bigint, uuid, text),
             tributary.consumer_extend(bigint, uuid, interval),
+            tributary.consumer_leave(text, text),
             tributary.read_log(text, xid8, bigint, int),
             tributary.log_position(text),
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups),
+            tributary.lanes_of(tributary.consumer_groups),
             -- The views group_status and dead_letters find events by seq
             -- within a remembered range of tx_id (their caller's rights).
             tributary.tx_from(xid8),
@@ -134,7 +136,7 @@ BEGIN
             GRANT SELECT ON tributary.herald_lease TO tributary_admin;
         END IF;
         GRANT EXECUTE ON FUNCTION
-            tributary.group_create(text, text, text, int, interval, boolean),
+            tributary.group_create(text, text, text, int, interval, boolean, int),
             tributary.group_reset(text, text),
             tributary.group_delete(text),
             tributary.dead_letter_replay(text, bigint),
@@ -142,6 +144,7 @@ BEGIN
             tributary.log_position(text),
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups),
+            tributary.lanes_of(tributary.consumer_groups),
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)
             TO tributary_admin;

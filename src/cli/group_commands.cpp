@@ -70,6 +70,7 @@ void print_json(const std::vector<postgres::GroupStatus>& rows, const Holds& hol
             {{"name", g.name},
              {"pattern", g.pattern},
              {"ordered", g.ordered},
+             {"lanes", g.lanes},
              {"max_deliveries", g.max_deliveries},
              {"lease_ms", g.lease_ms},
              {"events_behind", g.events_behind},
@@ -102,7 +103,7 @@ void print_table(const std::vector<postgres::GroupStatus>& rows, const Holds& ho
              std::to_string(g.batches_in_flight), std::to_string(g.retries_waiting), std::to_string(g.dead_letters),
              std::to_string(holds_of(holds, g.name).size()),
              "lease=" + std::to_string(g.lease_ms) + "ms max-deliveries=" + std::to_string(g.max_deliveries) +
-                 (g.ordered ? " ordered" : ""));
+                 (g.ordered ? " ordered" : "") + (g.lanes > 1 ? " lanes=" + std::to_string(g.lanes) : ""));
     if (rows.empty()) std::cout << "(no consumer groups: create one with `tributary group create NAME`)\n";
 }
 
@@ -137,6 +138,11 @@ void add_create(CLI::App& group, const GlobalOptions& global, Action& action) {
         ->capture_default_str()
         ->check(duration_value());
     cmd->add_flag("--ordered", options->spec.ordered, "keep per-source order: one batch per source in flight");
+    cmd->add_option("--lanes", options->spec.lanes,
+                    "shares of the sources, each read by one consumer at a time (source id % lanes); 1: one "
+                    "cursor for the whole group")
+        ->capture_default_str()
+        ->check(decimal_in(1, 256));
     cmd->callback([&global, &action, options] {
         action = [&global, options] {
             check_group_name(options->spec.name);

@@ -70,6 +70,7 @@ bool Consumer::run() {
         });
     wait_for_workers(running, *settled);
     for (auto& w : workers) w.join();
+    give_back_lanes();
 
     const auto t = totals();
     spdlog::info(
@@ -78,6 +79,20 @@ bool Consumer::run() {
         context_, t.batches_acked, t.events_acked, t.batches_failed, t.batches_lost, t.batches_abandoned,
         t.batches_unsettled);
     return !fatal_;
+}
+
+void Consumer::give_back_lanes() {
+    if (fatal_) return;  // the group is gone
+    try {
+        const int lanes = ports_.open_log()->leave(options_.consumer);
+        if (lanes > 0) spdlog::info("{} gave back its {} lane(s) to the group's other consumers", context_, lanes);
+    } catch (const std::exception& e) {
+        // Not worth a retry: they are the others' one lease after its last read anyway.
+        spdlog::warn(
+            "{} could not give back its lanes (the other consumers take them one lease after its last "
+            "read): {}",
+            context_, e.what());
+    }
 }
 
 void Consumer::wait_for_workers(std::atomic<int>& running, const StopSignal& settled) {

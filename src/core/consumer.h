@@ -92,6 +92,9 @@ private:
     };
 
     void work(Heartbeat& heartbeat, OutageLog& outages);
+    /// Says the consumer stops (GroupLog::leave), so that the lanes it held
+    /// go to the others at once.
+    void give_back_lanes();
     NextBatch next(GroupLog& log, std::optional<PendingAck>& pending);
     void pause_after_error(IdlePause& outage, std::optional<PendingAck>& pending);
     std::optional<PendingAck> process(GroupLog& log, Heartbeat& heartbeat, OutageLog& outages, LeasedBatch batch,

@@ -62,6 +62,11 @@ public:
     /// Extends the lease by the group's lease duration from now. False as for
     /// `ack`.
     virtual bool extend(std::int64_t batch_id, const std::string& token) = 0;
+    /// `consumer` stops: in a group of lanes the lanes it holds go to the
+    /// other consumers at once, not one lease after its last read. Its batches
+    /// in flight stay leased to it. Returns how many lanes it gave back (0 in
+    /// a group of one lane).
+    virtual int leave(const std::string& consumer) = 0;
 };
 
 /// Opens a GroupLog of its own for each thread that needs one.

@@ -14,6 +14,7 @@ struct GroupSpec {
     int max_deliveries = 5;
     std::string lease = "30 seconds";  ///< a PostgreSQL interval
     bool ordered = false;
+    int lanes = 1;  ///< 1: one cursor, as always; more: a group of lanes (sql/internal/32_lanes.sql)
 };
 
 /// One row of tributary.group_status.
@@ -28,6 +29,7 @@ struct GroupStatus {
     int batches_in_flight = 0;
     int retries_waiting = 0;
     int dead_letters = 0;
+    int lanes = 1;
 };
 
 /// One row of tributary.dead_letters.

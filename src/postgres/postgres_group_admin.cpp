@@ -21,7 +21,7 @@ int PostgresGroupAdmin::create(const GroupSpec& spec) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
         return tx
             .exec_params(sql::create_group, spec.name, spec.pattern, spec.from, spec.max_deliveries, spec.lease,
-                         spec.ordered)[0][0]
+                         spec.ordered, spec.lanes)[0][0]
             .as<int>();
     });
 }
@@ -58,6 +58,7 @@ std::vector<GroupStatus> PostgresGroupAdmin::select_status(const std::optional<s
             s.batches_in_flight = row[7].is_null() ? 0 : row[7].as<int>();
             s.retries_waiting = row[8].is_null() ? 0 : row[8].as<int>();
             s.dead_letters = row[9].is_null() ? 0 : row[9].as<int>();
+            s.lanes = row[10].as<int>();
             out.push_back(std::move(s));
         }
         return out;

@@ -16,6 +16,7 @@ constexpr const char* kNext = "tributary_consumer_next";
 constexpr const char* kAck = "tributary_consumer_ack";
 constexpr const char* kFail = "tributary_consumer_fail";
 constexpr const char* kExtend = "tributary_consumer_extend";
+constexpr const char* kLeave = "tributary_consumer_leave";
 
 /// SQLSTATE the SQL API raises for an unknown group.
 constexpr const char* kNoDataFound = "P0002";
@@ -67,6 +68,7 @@ PostgresGroupLog::PostgresGroupLog(PostgresSession& session, std::string group)
     session_.prepare(kAck, statements::group_log::ack);
     session_.prepare(kFail, statements::group_log::fail);
     session_.prepare(kExtend, statements::group_log::extend);
+    session_.prepare(kLeave, statements::group_log::leave);
 }
 
 std::optional<LeasedBatch> PostgresGroupLog::read(const std::string& consumer, int max_events) {
@@ -113,6 +115,15 @@ bool PostgresGroupLog::extend(std::int64_t batch_id, const std::string& token) {
     });
 }
 
+int PostgresGroupLog::leave(const std::string& consumer) {
+    return naming_missing_group([&] {
+        return session_.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            return session_.exec(tx, kLeave, group_, consumer)[0][0].as<int>();
+        });
+    });
+}
+
 std::string storable_text(const std::string& text, std::size_t longest) {
     const std::size_t start = text.size() > longest ? text.size() - longest : 0;
     std::string out = start ? "..." : "";
@@ -143,6 +154,7 @@ public:
     bool ack(const LeasedBatch& batch) override { return log_.ack(batch); }
     bool fail(const LeasedBatch& batch, const std::string& error) override { return log_.fail(batch, error); }
     bool extend(std::int64_t batch_id, const std::string& token) override { return log_.extend(batch_id, token); }
+    int leave(const std::string& consumer) override { return log_.leave(consumer); }
 
 private:
     PostgresSession session_;

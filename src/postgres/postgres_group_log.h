@@ -8,7 +8,7 @@
 namespace tributary::postgres {
 
 /// GroupLog over the SQL API of migrations/0002 and sql/api/
-/// (consumer_read, consumer_next, consumer_ack, consumer_fail, consumer_extend): every call is
+/// (consumer_read, consumer_next, consumer_ack, consumer_fail, consumer_extend, consumer_leave): every call is
 /// one autocommit statement on the session's connection. Not thread-safe, as
 /// the session.
 class PostgresGroupLog : public GroupLog {
@@ -20,6 +20,7 @@ public:
     bool ack(const LeasedBatch& batch) override;
     bool fail(const LeasedBatch& batch, const std::string& error) override;
     bool extend(std::int64_t batch_id, const std::string& token) override;
+    int leave(const std::string& consumer) override;
 
 private:
     PostgresSession& session_;

@@ -3,7 +3,8 @@
 // One consumer group reading the whole log at the end of a run, through the
 // documented SQL surface (group_create, consumer_next): it must be handed
 // every stored event once, in the log's order (tx_id, seq), across all the
-// partitions the run rolled over.
+// partitions the run rolled over. Then a group of 4 lanes (issue 28), read by
+// two consumers in turn: every event once, each source's in the log's order.
 
 #include <string>
 

@@ -124,6 +124,16 @@ void check_contract(Subject& subject, Form form) {
     GroupLog& log = subject.log();
     SECTION("an empty log has nothing to read") { CHECK_FALSE(lease(log, form, 10).has_value()); }
 
+    SECTION("a consumer leaving a group of one lane gives back nothing, and may read again") {
+        subject.produce(2);
+        const auto batch = read_soon(log, 1, form);
+        REQUIRE(batch);
+        CHECK(log.leave("contract") == 0);
+        CHECK(log.ack(*batch));  // its batch stayed its own
+        CHECK(read_soon(log, 10, form).has_value());
+        CHECK_THROWS_AS(subject.log_of_missing_group()->leave("contract"), GroupNotFound);
+    }
+
     SECTION("a read leases the next events in order, once") {
         subject.produce(5);
         const auto first = read_soon(log, 3, form);

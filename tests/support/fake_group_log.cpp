@@ -146,6 +146,13 @@ bool FakeGroupLog::extend(std::int64_t batch_id, const std::string& token) {
     return true;
 }
 
+int FakeGroupLog::leave(const std::string& consumer) {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (state_.group_missing) throw GroupNotFound("fake: no such group");
+    state_.left.push_back(consumer);
+    return 0;
+}
+
 HandlerResult FakeBatchHandler::handle(const LeasedBatch& batch, const StopSignal& abandon) {
     ++calls;
     const int now = ++in_hand;

@@ -65,6 +65,9 @@ struct FakeGroupState {
     bool failing_extends = false;  ///< every extend throws DatabaseUnavailable
     int reads = 0, extends = 0, acks = 0, fails = 0, expired_acks = 0;
     int nexts = 0, nexts_with_ack = 0;
+    /// The consumers that said they stop (`leave`), in order. The fake is a
+    /// group of one lane: leaving gives back nothing.
+    std::vector<std::string> left;
 };
 
 class FakeGroupLog : public GroupLog {
@@ -75,6 +78,7 @@ public:
     bool ack(const LeasedBatch& batch) override;
     bool fail(const LeasedBatch& batch, const std::string& error) override;
     bool extend(std::int64_t batch_id, const std::string& token) override;
+    int leave(const std::string& consumer) override;
 
 private:
     LeasedBatch lease(std::int64_t id, FakeGroupState::Batch& batch);

@@ -115,7 +115,7 @@ Next Consumer::next(int max, const Batch* previous) {
     {
         pqxx::nontransaction tx(connection_);
         rows = tx.exec_params(
-            "SELECT batch_id, lease_token, delivery, events::text, previous_acked "
+            "SELECT batch_id, lease_token, delivery, events::text, previous_acked, lane "
             "FROM tributary.consumer_next($1, $2, $3, $4, $5::uuid)",
             group_, name_, max, previous_id, previous_token);
     }
@@ -125,6 +125,7 @@ Next Consumer::next(int max, const Batch* previous) {
     next.batch_id_null = row[0].is_null();
     next.events = row[3].as<std::string>();
     if (!row[4].is_null()) next.previous_acked = row[4].as<bool>();
+    if (!row[5].is_null()) next.lane = row[5].as<int>();
     next.batch = batch_of(row, next.events, payload_texts(connection_, next.events));
     return next;
 }

@@ -40,6 +40,7 @@ struct Next {
     bool batch_id_null = false;          ///< batch_id (and lease_token, delivery) came back NULL
     std::string events;                  ///< the events column, as text
     std::optional<bool> previous_acked;  ///< NULL when no previous batch was named
+    std::optional<int> lane;             ///< the batch's lane in a group of lanes; NULL otherwise
 };
 
 /// Event ids of a source read after-id, as a batch holds them.

@@ -1,0 +1,192 @@
+-- Lanes (issue 28, migration 0017): a group of N lanes reads the events of
+-- source s in lane s % N, each lane with its own cursor, held by one consumer
+-- at a time. The steps of consumer_next and consumer_read for such a group;
+-- a group of one lane reads as before (31_fresh_reads.sql).
+--
+-- Why lanes: a group's fresh reads take turns on the row that holds its
+-- cursor, so consumers of one group add no read throughput, and an ordered
+-- group's fresh reads stop at a failing source's next event for every
+-- source. A lane's fresh reads take turns only on the lane's row, among the
+-- one consumer that holds it; a failing source holds back only its lane.
+--
+-- Internal (sql/internal/): steps of the public functions. Nothing outside
+-- tributary should call them.
+-- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
+-- everything here is CREATE OR REPLACE.
+
+-- The index a group of p_lanes lanes reads through: ((source_id % p_lanes),
+-- tx_id, seq), so a lane's fresh events are one range of it in log order,
+-- however many lanes and sources there are (the read of a group of one lane
+-- is one range of events_tx_seq). One per lane count in use: every event
+-- written pays for each, so groups of lanes are best given one count.
+-- Called by: ensure_lane_index, drop_lane_index_unless_used.
+CREATE OR REPLACE FUNCTION tributary.lane_index_name(p_lanes int) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT 'events_lanes_' || p_lanes $$;
+
+-- Creates the index of p_lanes lanes if it is missing. On a log that holds
+-- many events this reads them all, and writers wait meanwhile (CREATE INDEX
+-- on a partitioned table cannot be CONCURRENTLY): docs/operations.md.
+-- Called by: group_create.
+CREATE OR REPLACE FUNCTION tributary.ensure_lane_index(p_lanes int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF to_regclass('tributary.' || tributary.lane_index_name(p_lanes)) IS NULL THEN
+        EXECUTE format('CREATE INDEX %I ON tributary.events ((source_id %% %s), tx_id, seq)',
+                       tributary.lane_index_name(p_lanes), p_lanes);
+    END IF;
+END $$;
+
+-- Drops the index of p_lanes lanes when no group of that many lanes is left
+-- (an index nobody reads costs every write).
+-- Called by: group_delete.
+CREATE OR REPLACE FUNCTION tributary.drop_lane_index_unless_used(p_lanes int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_lanes > 1 AND NOT EXISTS (SELECT FROM tributary.consumer_groups g WHERE g.lanes = p_lanes) THEN
+        EXECUTE format('DROP INDEX IF EXISTS tributary.%I', tributary.lane_index_name(p_lanes));
+    END IF;
+END $$;
+
+-- Lane p_lane's share of fresh_events (31_fresh_reads.sql): the first p_max
+-- events of the lane after g's cursor (the lane's, put into g by the caller)
+-- below p_watermark, of the sources set in p_sources. The lane count must be
+-- written into the statement for the planner to use the lane index, so the
+-- statement is planned at each call; its bounds are then constants too, and
+-- the plan holds the one partition they fall in (lease_fresh reads one
+-- partition at a time).
+-- Called by: lease_fresh.
+CREATE OR REPLACE FUNCTION tributary.lane_fresh_events(g tributary.consumer_groups, p_lane int, p_watermark xid8,
+                                                        p_sources bit varying, p_max int)
+RETURNS TABLE (seq bigint, tx_id xid8, source_id int)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN QUERY EXECUTE format($q$
+        SELECT e.seq, e.tx_id, e.source_id
+          FROM tributary.events e
+         WHERE e.source_id %% %s = $1
+           AND (e.tx_id, e.seq) > ($2, $3)
+           AND e.tx_id >= $2
+           AND e.tx_id < $4
+           AND ($5::bit varying IS NULL OR (e.source_id < length($5) AND get_bit($5, e.source_id) = 1))
+         ORDER BY e.tx_id, e.seq
+         LIMIT $6 $q$, g.lanes)
+        USING p_lane, g.cursor_tx, g.cursor_seq, p_watermark, p_sources, p_max;
+END $$;
+
+-- The consumer p_consumer of group g (of lanes) is alive, and holds its
+-- share of the lanes: ceil(lanes / consumers alive). It says it is alive
+-- for one lease of the group; renews the lanes it holds; gives back the
+-- lanes beyond its share (a consumer has joined), or takes lanes nobody
+-- holds (or whose holder's lease ran out) up to it. So a consumer that joins
+-- gets lanes once the others have read again, and the lanes of one that
+-- died are taken one lease after its last read. A lane has one holder at a
+-- time (one column); SKIP LOCKED keeps consumers taking lanes at once from
+-- waiting on each other. Writes only what changes.
+-- Called by: lane_lease.
+CREATE OR REPLACE FUNCTION tributary.hold_lane_share(g tributary.consumer_groups, p_consumer text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_seen timestamptz;
+    v_alive int;
+    v_share int;
+    v_held int;
+BEGIN
+    SELECT c.seen_until INTO v_seen FROM tributary.group_consumers c
+     WHERE c.group_id = g.id AND c.consumer = p_consumer;
+    IF v_seen IS NULL OR v_seen < now() + g.lease / 2 THEN
+        DELETE FROM tributary.group_consumers c WHERE c.group_id = g.id AND c.seen_until < now() - g.lease;
+        INSERT INTO tributary.group_consumers AS c (group_id, consumer, seen_until)
+        VALUES (g.id, p_consumer, now() + g.lease)
+        ON CONFLICT (group_id, consumer) DO UPDATE SET seen_until = excluded.seen_until;
+    END IF;
+    SELECT count(*) INTO v_alive FROM tributary.group_consumers c WHERE c.group_id = g.id AND c.seen_until > now();
+    v_share := ceil(g.lanes::numeric / greatest(v_alive, 1));
+    UPDATE tributary.group_lanes l SET held_until = now() + g.lease
+     WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now() AND l.held_until < now() + g.lease / 2;
+    SELECT count(*) INTO v_held FROM tributary.group_lanes l
+     WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now();
+    IF v_held > v_share THEN
+        UPDATE tributary.group_lanes l SET holder = NULL, held_until = NULL
+         WHERE l.group_id = g.id
+           AND l.lane IN (SELECT m.lane FROM tributary.group_lanes m
+                           WHERE m.group_id = g.id AND m.holder = p_consumer AND m.held_until > now()
+                           ORDER BY m.lane DESC LIMIT v_held - v_share);
+    ELSIF v_held < v_share THEN
+        UPDATE tributary.group_lanes l SET holder = p_consumer, held_until = now() + g.lease
+         WHERE l.group_id = g.id
+           AND l.lane IN (SELECT f.lane FROM tributary.group_lanes f
+                           WHERE f.group_id = g.id AND (f.holder IS NULL OR f.held_until <= now())
+                           ORDER BY f.lane LIMIT v_share - v_held
+                             FOR UPDATE SKIP LOCKED);
+    END IF;
+END $$;
+
+-- The next batch for consumer p_consumer of group g (of lanes), from one of
+-- the lanes it holds: in each, as in a group of one lane, a batch whose lease
+-- expired, else a due retry, else fresh events; the lanes whose last read
+-- filled a batch first, then the one read least lately. NULL: nothing to do
+-- in its lanes now (or it holds none: more consumers than lanes).
+-- Called by: consumer_next, consumer_read.
+CREATE OR REPLACE FUNCTION tributary.lane_lease(g tributary.consumer_groups, p_consumer text, p_max int)
+RETURNS tributary.consumer_batches
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_lane record;    -- a row of tributary.group_lanes (a record: see lanes_of)
+    v_batch tributary.consumer_batches;
+BEGIN
+    PERFORM tributary.hold_lane_share(g, p_consumer);
+    FOR v_lane IN SELECT * FROM tributary.group_lanes l
+                   WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now()
+                   ORDER BY l.backlogged DESC, l.read_at NULLS FIRST, l.lane LOOP
+        v_batch := tributary.lease_waiting(g, p_consumer, v_lane.lane);
+        IF v_batch.id IS NOT NULL THEN
+            RETURN v_batch;
+        END IF;
+        -- The lane's row locked, as a group's row for a group of one lane:
+        -- a holder that lost the lane meanwhile finds it no longer its own.
+        SELECT * INTO v_lane FROM tributary.group_lanes l
+         WHERE l.group_id = g.id AND l.lane = v_lane.lane AND l.holder = p_consumer
+           FOR NO KEY UPDATE;
+        CONTINUE WHEN NOT FOUND;
+        g.cursor_tx := v_lane.cursor_tx;
+        g.cursor_seq := v_lane.cursor_seq;
+        g.source_bits := v_lane.source_bits;
+        SELECT (l.batch).* INTO v_batch FROM tributary.lease_fresh(g, p_consumer, p_max, v_lane.lane) l;
+        IF v_batch.id IS NOT NULL THEN
+            RETURN v_batch;
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END $$;
+
+-- The lowest cursor of group g's lanes, in g (the group's own for a group
+-- of one lane): every event below it has been handed out in every lane, so
+-- what retention and the backlog count from it is a bound, never too little.
+-- Called by: retention_holders, retention_drop.
+CREATE OR REPLACE FUNCTION tributary.group_low_cursor(g tributary.consumer_groups) RETURNS tributary.consumer_groups
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF tributary.lanes_of(g) > 1 THEN
+        SELECT l.cursor_tx, l.cursor_seq INTO g.cursor_tx, g.cursor_seq
+          FROM tributary.group_lanes l WHERE l.group_id = g.id
+         ORDER BY l.cursor_tx, l.cursor_seq LIMIT 1;
+    END IF;
+    RETURN g;
+END $$;
+
+-- g.lanes, or 1 before migration 0017. The definitions are applied once
+-- before migration 0013's last step (src/postgres/migrator.cpp), when groups
+-- had no lanes, and consumers keep reading meanwhile: what they run must not
+-- name the column until it exists (a view's columns and a SQL function's body
+-- are checked when created, a PL/pgSQL expression when it first runs: so
+-- this function, and the check apart from the field).
+-- Called by: the view group_status, consumer_next, consumer_read,
+-- deliver_due_retry, busy_sources, group_low_cursor, group_backlog.
+CREATE OR REPLACE FUNCTION tributary.lanes_of(g tributary.consumer_groups) RETURNS int
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF to_regclass('tributary.group_lanes') IS NULL THEN
+        RETURN 1;
+    END IF;
+    RETURN g.lanes;
+END $$;

@@ -1,0 +1,297 @@
+// Lanes (issue 28; sql/internal/32_lanes.sql): a group of N lanes, read with
+// consumer_next and consumer_read as any client would. Each source's events
+// come from one lane (source id % N), in order, none skipped and none twice;
+// consumers share the lanes, one holder per lane; a dead consumer's lanes are
+// taken after its lease; in an ordered group a failing source holds back only
+// its lane; a group of one lane has no lanes at all.
+//
+// Nothing here waits for a lease to run out: a test ends one by moving
+// held_until, seen_until or leased_until into the past.
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "support/child_process.h"
+#include "support/consume_rig.h"
+#include "support/group_consumer.h"
+#include "support/test_database.h"
+#include "support/tributary_cli.h"
+
+using namespace std::chrono_literals;
+using namespace tributary::testing;
+
+namespace {
+
+constexpr int kLanes = 4;
+
+void create_lane_group(const TestDatabase& db, const std::string& name, int lanes, bool ordered = false) {
+    db.exec("SELECT tributary.group_create('" + name + "', '>', 'beginning', 5, '30 seconds', " +
+            (ordered ? "true" : "false") + ", " + std::to_string(lanes) + ")");
+}
+
+/// Sources s0..s<count-1>; returns their ids by name.
+std::map<std::string, int> add_sources(const TestDatabase& db, int count) {
+    std::map<std::string, int> ids;
+    for (int i = 0; i < count; ++i) {
+        const auto name = "s" + std::to_string(i);
+        ids[name] = add_source(db, name);
+    }
+    return ids;
+}
+
+/// Lanes held by each consumer now.
+std::map<std::string, int> holders(const TestDatabase& db, const std::string& group) {
+    pqxx::connection connection(db.url());
+    pqxx::nontransaction tx(connection);
+    std::map<std::string, int> held;
+    for (const auto& row : tx.exec_params("SELECT l.holder, count(*) FROM tributary.group_lanes l "
+                                          "JOIN tributary.consumer_groups g ON g.id = l.group_id "
+                                          "WHERE g.name = $1 AND l.held_until > now() GROUP BY l.holder",
+                                          group))
+        held[row[0].as<std::string>()] = row[1].as<int>();
+    return held;
+}
+
+/// Waits until `holds` is true of the lanes' holders, for up to `patience`; returns them.
+std::map<std::string, int> wait_for_holders(const TestDatabase& db, const std::string& group,
+                                            const std::function<bool(const std::map<std::string, int>&)>& holds,
+                                            std::chrono::seconds patience = 60s) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    auto now = holders(db, group);
+    while (!holds(now) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(100ms);
+        now = holders(db, group);
+    }
+    return now;
+}
+
+}  // namespace
+
+TEST_CASE("a group of lanes hands out each source's events from its lane, in order, once, none skipped", "[lanes]") {
+    TestDatabase db;
+    const auto ids = add_sources(db, 8);
+    create_lane_group(db, "g", kLanes);
+    Consumer consumer(db.url(), "g", "c1");
+    std::map<int, std::vector<std::int64_t>> seqs_by_source;  // as handed out
+    std::map<std::int64_t, int> seen;
+    // Reads and acks (each call acks the batch before) until nothing comes for a second.
+    auto drain_lanes = [&] {
+        Batch previous;
+        for (Next next = consumer.next_soon(7); !next.batch.empty();) {
+            const auto lane = next.lane;
+            REQUIRE(lane);
+            for (std::size_t i = 0; i < next.batch.seqs.size(); ++i) {
+                ++seen[next.batch.seqs[i]];
+                const int source = ids.at(next.batch.sources[i]);
+                CHECK(source % kLanes == *lane);
+                seqs_by_source[source].push_back(next.batch.seqs[i]);
+            }
+            previous = next.batch;
+            next = consumer.next(7, &previous);
+            if (next.batch.empty()) next = consumer.next_soon(7, nullptr, 1s);
+        }
+    };
+    // Interleaved commits: a transaction left open while later ones commit.
+    // Nothing committed after it is read until it ends (the watermark); then
+    // its events and theirs come, none skipped.
+    for (int round = 0; round < 2; ++round)
+        for (const auto& [name, id] : ids) commit_events(db, id, round * 10 + 1, 10);
+    pqxx::connection slow(db.url());
+    pqxx::work open_tx(slow);
+    insert_events(open_tx, ids.at("s1"), 1000, 3);
+    for (int round = 2; round < 5; ++round)
+        for (const auto& [name, id] : ids) commit_events(db, id, round * 10 + 1, 10);
+    drain_lanes();
+    CHECK(seen.size() == 8u * 20u);
+    open_tx.commit();
+    drain_lanes();
+
+    CHECK(seen.size() == 8u * 50u + 3u);
+    for (const auto& [seq, times] : seen) CHECK(times == 1);
+    // Each source's events in log order, (tx_id, seq), as a group of one lane hands them out.
+    pqxx::connection connection(db.url());
+    pqxx::nontransaction tx(connection);
+    std::map<int, std::vector<std::int64_t>> log_order;
+    for (const auto& row : tx.exec("SELECT source_id, seq FROM tributary.events ORDER BY tx_id, seq"))
+        log_order[row[0].as<int>()].push_back(row[1].as<std::int64_t>());
+    CHECK(seqs_by_source == log_order);
+    CHECK(db.scalar("SELECT events_behind FROM tributary.group_status WHERE name = 'g'") == "0");
+}
+
+TEST_CASE("consumers share the lanes: one holder each, and one that joins gets its share", "[lanes]") {
+    TestDatabase db;
+    add_sources(db, 8);
+    create_lane_group(db, "g", kLanes);
+    Consumer a(db.url(), "g", "a");
+    Consumer b(db.url(), "g", "b");
+    a.next();
+    CHECK(holders(db, "g") == std::map<std::string, int>{{"a", 4}});
+    b.next();  // b is alive, but every lane is a's until a reads again
+    CHECK(holders(db, "g") == std::map<std::string, int>{{"a", 4}});
+    a.next();  // a gives back what is beyond its share
+    CHECK(holders(db, "g") == std::map<std::string, int>{{"a", 2}});
+    b.next();
+    CHECK(holders(db, "g") == std::map<std::string, int>{{"a", 2}, {"b", 2}});
+    // More consumers than lanes: a fifth holds none, and no lane has two holders.
+    Consumer c(db.url(), "g", "c"), d(db.url(), "g", "d"), e(db.url(), "g", "e");
+    for (int pass = 0; pass < 3; ++pass)
+        for (auto* consumer : {&a, &b, &c, &d, &e}) consumer->next();
+    int held = 0;
+    for (const auto& [holder, count] : holders(db, "g")) {
+        CHECK(count == 1);
+        held += count;
+    }
+    CHECK(held == kLanes);
+    CHECK(db.scalar("SELECT count(*) FROM tributary.group_lanes WHERE holder IS NULL OR held_until <= now()") == "0");
+}
+
+TEST_CASE("a dead consumer's lanes are taken one lease later, and its late ack is refused", "[lanes]") {
+    TestDatabase db;
+    const auto ids = add_sources(db, 4);
+    create_lane_group(db, "g", kLanes);
+    for (const auto& [name, id] : ids) commit_events(db, id, 1, 5);
+    Consumer dead(db.url(), "g", "dead");
+    Consumer heir(db.url(), "g", "heir");
+    const auto batch = dead.next_soon().batch;
+    REQUIRE_FALSE(batch.empty());
+    heir.next();
+    CHECK(holders(db, "g").count("heir") == 0);  // every lane is still the dead one's
+    // Its lease runs out (no read for one lease): its lanes, its membership and its batch.
+    db.exec("UPDATE tributary.group_lanes SET held_until = now() - interval '1 second' WHERE holder = 'dead'");
+    db.exec("UPDATE tributary.group_consumers SET seen_until = now() - interval '1 second' WHERE consumer = 'dead'");
+    db.exec("UPDATE tributary.consumer_batches SET leased_until = now() - interval '1 second'");
+    std::set<std::int64_t> redelivered;
+    for (int call = 0; call < 10; ++call) {
+        const auto next = heir.next();
+        for (std::size_t i = 0; i < next.batch.seqs.size(); ++i)
+            if (next.batch.deliveries[i] == 2) redelivered.insert(next.batch.seqs[i]);
+        if (!next.batch.empty()) heir.ack(next.batch);
+    }
+    CHECK(holders(db, "g") == std::map<std::string, int>{{"heir", kLanes}});
+    CHECK(redelivered == std::set<std::int64_t>(batch.seqs.begin(), batch.seqs.end()));
+    CHECK_FALSE(dead.ack(batch));
+}
+
+TEST_CASE("an ordered group of lanes: a failing source holds back only its own lane", "[lanes]") {
+    TestDatabase db;
+    const auto ids = add_sources(db, 4);  // ids 1..4: lanes 1, 0, 1, 0 of 2
+    create_lane_group(db, "g", 2, /*ordered=*/true);
+    const int failing = ids.at("s0");
+    const int failing_lane = failing % 2;
+    for (const auto& [name, id] : ids) commit_events(db, id, 1, 3);
+    Consumer consumer(db.url(), "g", "c");
+    // The failing source's first batch fails: it waits an hour for its retry.
+    bool failed = false;
+    std::map<int, int> handed;  // source -> events acked
+    for (int call = 0; call < 20; ++call) {
+        auto next = call == 0 ? consumer.next_soon(1) : consumer.next(1);
+        if (next.batch.empty()) continue;
+        const int source = ids.at(next.batch.sources[0]);
+        if (source == failing && !failed) {
+            consumer.fail(next.batch, "upstream down");
+            db.exec("UPDATE tributary.consumer_retries SET next_attempt_at = now() + interval '1 hour'");
+            failed = true;
+            continue;
+        }
+        handed[source] += static_cast<int>(next.batch.seqs.size());
+        consumer.ack(next.batch);
+    }
+    REQUIRE(failed);
+    CHECK(handed.count(failing) == 0);
+    for (const auto& [name, id] : ids) {
+        INFO(name << " (lane " << id % 2 << ")");
+        if (id == failing) continue;
+        // Another lane flows in full; the failing source's lane-mate may wait behind it or not,
+        // but nothing of the failing source itself comes before its retry.
+        if (id % 2 != failing_lane) CHECK(handed[id] == 3);
+    }
+}
+
+TEST_CASE("a group of one lane is a group as before, and bad lane counts are refused", "[lanes]") {
+    TestDatabase db;
+    const auto ids = add_sources(db, 2);
+    run_tributary(db.url(), {"group", "create", "one", "--from", "beginning"});
+    CHECK(db.scalar("SELECT lanes FROM tributary.consumer_groups WHERE name = 'one'") == "1");
+    CHECK(db.scalar("SELECT count(*) FROM tributary.group_lanes") == "0");
+    commit_events(db, ids.at("s0"), 1, 3);
+    Consumer consumer(db.url(), "one", "c");
+    const auto next = consumer.next_soon();
+    REQUIRE(next.batch.seqs.size() == 3u);
+    CHECK_FALSE(next.lane);
+
+    const auto bad = run_tributary(db.url(), {"group", "create", "bad", "--lanes", "0"}, 2);
+    CHECK(bad.code == 2);
+    const auto many = run_tributary(db.url(), {"group", "create", "many", "--lanes", "300"}, 2);
+    CHECK(many.code == 2);
+
+    // --lanes from the CLI: the lanes, their index, and `group list` saying so; deleting the last
+    // group of that count drops the index.
+    const auto made = run_tributary(db.url(), {"group", "create", "four", "--lanes", "4", "--from", "beginning"});
+    REQUIRE(made.code == 0);
+    CHECK(db.scalar("SELECT count(*) FROM tributary.group_lanes") == "4");
+    CHECK(db.scalar("SELECT to_regclass('tributary.events_lanes_4') IS NOT NULL") == "t");
+    CHECK(run_tributary(db.url(), {"group", "list"}).out.find("lanes=4") != std::string::npos);
+    run_tributary(db.url(), {"group", "delete", "four"});
+    CHECK(db.scalar("SELECT to_regclass('tributary.events_lanes_4') IS NULL") == "t");
+}
+
+TEST_CASE("group reset moves every lane", "[lanes]") {
+    TestDatabase db;
+    const auto ids = add_sources(db, 4);
+    create_lane_group(db, "g", kLanes);
+    for (const auto& [name, id] : ids) commit_events(db, id, 1, 2);
+    Consumer consumer(db.url(), "g", "c");
+    auto drained = drain(consumer);
+    CHECK(drained.size() == 8u);
+    run_tributary(db.url(), {"group", "reset", "g", "--to", "beginning"});
+    drained = drain(consumer);
+    CHECK(drained.size() == 8u);
+}
+
+TEST_CASE("consume processes share the lanes, take a killed one's, and give theirs back when stopped", "[lanes]") {
+    ConsumeRig rig;
+    rig.add_sources({"p.a", "p.b", "p.c", "p.d"});
+    run_tributary(rig.url(), {"group", "create", "g", "--lanes", "4", "--lease", "2s", "--from", "beginning"});
+    const auto consume = [&](const std::string& name) {
+        return std::make_unique<ChildProcess>(tributary_args(
+            rig.url(),
+            {"consume", "g", "--consumer", name, "--idle-poll", "200ms", "--exec", "cat >> " + rig.path("out")}));
+    };
+    auto first = consume("first");
+    for (const auto* source : {"p.a", "p.b", "p.c", "p.d"}) rig.add_events(source, 5);
+    auto held = wait_for_holders(rig.db(), "g", [](const auto& h) { return h.size() == 1 && h.begin()->second == 4; });
+    CHECK(held == std::map<std::string, int>{{"first", 4}});
+
+    auto second = consume("second");
+    held = wait_for_holders(rig.db(), "g", [](const auto& h) { return h.size() == 2; });
+    CHECK(held == std::map<std::string, int>{{"first", 2}, {"second", 2}});
+
+    // kill -9: its lanes are the first's one lease (2 s) after its last read.
+    second->signal(SIGKILL);
+    second->wait_for(10s);
+    held = wait_for_holders(rig.db(), "g", [](const auto& h) { return h.size() == 1 && h.begin()->second == 4; });
+    CHECK(held == std::map<std::string, int>{{"first", 4}});
+    for (const auto* source : {"p.a", "p.b", "p.c", "p.d"}) rig.add_events(source, 5);
+
+    // Everything, once: the killed one's batches in flight came again to the first.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (rig.seq_counts("out").size() < 40u && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(100ms);
+    CHECK(rig.seq_counts("out").size() == 40u);
+
+    // SIGTERM: it gives its lanes back as it stops.
+    first->signal(SIGTERM);
+    REQUIRE(first->wait_for(30s) == std::optional<int>(0));
+    CHECK(first->err().find("gave back its 4 lane(s)") != std::string::npos);
+    CHECK(rig.db().scalar("SELECT count(*) FROM tributary.group_lanes WHERE holder IS NOT NULL") == "0");
+    CHECK(rig.db().scalar("SELECT count(*) FROM tributary.group_consumers WHERE seen_until > now()") == "0");
+}
