@@ -44,7 +44,7 @@ BEGIN
     PERFORM tributary.check_read_arguments(p_consumer, p_max);
     IF tributary.lanes_of(v_group) > 1 THEN
         -- A group of lanes (internal/32_lanes.sql): from the lanes this consumer holds.
-        v_batch := tributary.lane_lease(v_group, p_consumer, p_max);
+        v_batch := (tributary.lane_lease(v_group, p_consumer, p_max)).batch;
         IF v_batch.id IS NOT NULL THEN
             RETURN QUERY SELECT * FROM tributary.batch_events(v_batch);
         END IF;

@@ -15,7 +15,9 @@
 -- cursor). oldest_unprocessed_age: age (since loaded_at) of the oldest event
 -- not yet acked: behind, in flight or waiting for a retry (dead letters
 -- excluded); NULL when there is none.
--- lanes: 1, or the lanes of a group of lanes (internal/32_lanes.sql).
+-- lanes: 1, or the lanes of a group of lanes (internal/32_lanes.sql);
+-- unheld_lanes: how many of them no consumer holds now (their events wait;
+-- per lane: group_lanes_status).
 -- Called by: admins and consumers; `tributary group status`.
 CREATE OR REPLACE VIEW tributary.group_status AS
 SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
@@ -24,7 +26,8 @@ SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
        flight.batches AS batches_in_flight,
        retry.events AS retries_waiting,
        dead.events AS dead_letters,
-       tributary.lanes_of(g) AS lanes
+       tributary.lanes_of(g) AS lanes,
+       tributary.unheld_lanes(g) AS unheld_lanes
   FROM tributary.consumer_groups g
  CROSS JOIN LATERAL tributary.group_backlog(g) behind
  CROSS JOIN LATERAL (

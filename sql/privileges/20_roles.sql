@@ -103,6 +103,8 @@ BEGIN
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups),
             tributary.lanes_of(tributary.consumer_groups),
+            tributary.unheld_lanes(tributary.consumer_groups),
+            tributary.group_lanes_status(text),
             -- The views group_status and dead_letters find events by seq
             -- within a remembered range of tx_id (their caller's rights).
             tributary.tx_from(xid8),
@@ -145,6 +147,8 @@ BEGIN
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups),
             tributary.lanes_of(tributary.consumer_groups),
+            tributary.unheld_lanes(tributary.consumer_groups),
+            tributary.group_lanes_status(text),
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)
             TO tributary_admin;
