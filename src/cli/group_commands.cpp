@@ -63,6 +63,14 @@ std::vector<std::string> holds_of(const Holds& holds, const std::string& group) 
     return it == holds.end() ? std::vector<std::string>{} : it->second;
 }
 
+/// A lane nobody holds: its events wait until a consumer with room reads.
+void warn_unheld(const std::string& group, int unheld, int lanes) {
+    std::cerr << "warning: group " << group << ": " << unheld << " of " << lanes
+              << " lanes held by no consumer; their events wait until a consumer with room reads (is a `consume` "
+                 "running? see `tributary group lanes "
+              << group << "`)\n";
+}
+
 void print_json(const std::vector<postgres::GroupStatus>& rows, const Holds& holds) {
     auto all = nlohmann::json::array();
     for (const auto& g : rows)
@@ -71,6 +79,7 @@ void print_json(const std::vector<postgres::GroupStatus>& rows, const Holds& hol
              {"pattern", g.pattern},
              {"ordered", g.ordered},
              {"lanes", g.lanes},
+             {"unheld_lanes", g.unheld_lanes},
              {"max_deliveries", g.max_deliveries},
              {"lease_ms", g.lease_ms},
              {"events_behind", g.events_behind},
@@ -104,6 +113,8 @@ void print_table(const std::vector<postgres::GroupStatus>& rows, const Holds& ho
              std::to_string(holds_of(holds, g.name).size()),
              "lease=" + std::to_string(g.lease_ms) + "ms max-deliveries=" + std::to_string(g.max_deliveries) +
                  (g.ordered ? " ordered" : "") + (g.lanes > 1 ? " lanes=" + std::to_string(g.lanes) : ""));
+    for (const auto& g : rows)
+        if (g.unheld_lanes > 0) warn_unheld(g.name, g.unheld_lanes, g.lanes);
     if (rows.empty()) std::cout << "(no consumer groups: create one with `tributary group create NAME`)\n";
 }
 
@@ -173,6 +184,54 @@ void add_list(CLI::App& group, const GlobalOptions& global, Action& action) {
     });
 }
 
+void print_lanes(const std::string& group, const std::vector<postgres::LaneStatus>& lanes, bool json) {
+    if (json) {
+        auto all = nlohmann::json::array();
+        for (const auto& l : lanes)
+            all.push_back(
+                {{"lane", l.lane},
+                 {"holder", l.holder ? nlohmann::json(*l.holder) : nlohmann::json()},
+                 {"events_behind", l.events_behind},
+                 {"oldest_unprocessed_seconds",
+                  l.oldest_unprocessed_seconds ? nlohmann::json(*l.oldest_unprocessed_seconds) : nlohmann::json()},
+                 {"batches_in_flight", l.batches_in_flight},
+                 {"retries_waiting", l.retries_waiting}});
+        std::cout << all.dump(2) << "\n";
+        return;
+    }
+    if (lanes.empty()) {
+        std::cout << "(group " << group << " has one lane: see `tributary group list`)\n";
+        return;
+    }
+    std::cout << std::left << std::setw(6) << "LANE" << std::setw(24) << "HOLDER" << std::right << std::setw(10)
+              << "BEHIND" << std::setw(8) << "OLDEST" << std::setw(10) << "IN FLIGHT" << std::setw(9) << "RETRIES"
+              << "\n";
+    int unheld = 0;
+    for (const auto& l : lanes) {
+        unheld += !l.holder;
+        std::cout << std::left << std::setw(6) << l.lane << std::setw(24) << l.holder.value_or("(nobody)") << std::right
+                  << std::setw(10) << l.events_behind << std::setw(8) << age(l.oldest_unprocessed_seconds)
+                  << std::setw(10) << l.batches_in_flight << std::setw(9) << l.retries_waiting << "\n";
+    }
+    if (unheld > 0) warn_unheld(group, unheld, static_cast<int>(lanes.size()));
+}
+
+void add_lanes(CLI::App& group, const GlobalOptions& global, Action& action) {
+    auto* cmd = group.add_subcommand("lanes", "A group's lanes: holder, lag, in flight and retries per lane");
+    auto name = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    cmd->add_option("NAME", *name, "group name")->required();
+    cmd->add_flag("--json", *json, "machine-readable output");
+    cmd->callback([&global, &action, name, json] {
+        action = [&global, name, json] {
+            return with_admin(global, [&](postgres::PostgresGroupAdmin& admin) {
+                print_lanes(*name, admin.lanes(*name), *json);
+                return 0;
+            });
+        };
+    });
+}
+
 void add_reset(CLI::App& group, const GlobalOptions& global, Action& action) {
     auto* cmd = group.add_subcommand("reset", "Move a group's position; drops its batches in flight and retries");
     auto name = std::make_shared<std::string>();
@@ -213,6 +272,7 @@ void add_group_commands(CLI::App& app, const GlobalOptions& global, Action& acti
     group->require_subcommand(1);
     add_create(*group, global, action);
     add_list(*group, global, action);
+    add_lanes(*group, global, action);
     add_reset(*group, global, action);
     add_delete(*group, global, action);
 }

@@ -30,6 +30,17 @@ struct GroupStatus {
     int retries_waiting = 0;
     int dead_letters = 0;
     int lanes = 1;
+    int unheld_lanes = 0;  ///< lanes no consumer holds now (their events wait)
+};
+
+/// One row of tributary.group_lanes_status: a lane of a group of lanes.
+struct LaneStatus {
+    int lane = 0;
+    std::optional<std::string> holder;  ///< nobody when empty
+    std::int64_t events_behind = 0;
+    std::optional<double> oldest_unprocessed_seconds;
+    int batches_in_flight = 0;
+    int retries_waiting = 0;
 };
 
 /// One row of tributary.dead_letters.

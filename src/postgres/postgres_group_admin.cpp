@@ -59,7 +59,25 @@ std::vector<GroupStatus> PostgresGroupAdmin::select_status(const std::optional<s
             s.retries_waiting = row[8].is_null() ? 0 : row[8].as<int>();
             s.dead_letters = row[9].is_null() ? 0 : row[9].as<int>();
             s.lanes = row[10].as<int>();
+            s.unheld_lanes = row[11].as<int>();
             out.push_back(std::move(s));
+        }
+        return out;
+    });
+}
+
+std::vector<LaneStatus> PostgresGroupAdmin::lanes(const std::string& group) {
+    return api_call(session_, [&](pqxx::nontransaction& tx) {
+        std::vector<LaneStatus> out;
+        for (const auto& row : tx.exec_params(sql::lanes, group)) {
+            LaneStatus l;
+            l.lane = row[0].as<int>();
+            l.holder = optional_field<std::string>(row[1]);
+            l.events_behind = row[2].as<std::int64_t>();
+            l.oldest_unprocessed_seconds = optional_field<double>(row[3]);
+            l.batches_in_flight = row[4].as<int>();
+            l.retries_waiting = row[5].as<int>();
+            out.push_back(std::move(l));
         }
         return out;
     });

@@ -10,8 +10,8 @@
 namespace tributary::postgres {
 
 /// Administration of consumer groups and their dead letters through the SQL
-/// API (group_create, group_reset, group_delete, dead_letter_replay and the
-/// views group_status and dead_letters). Errors: InvalidRequest for bad
+/// API (group_create, group_reset, group_delete, dead_letter_replay,
+/// group_lanes_status and the views group_status and dead_letters). Errors: InvalidRequest for bad
 /// arguments and GroupNotFound for an unknown group (sql_errors.h,
 /// core/group_log.h), DatabaseUnavailable, std::runtime_error with the
 /// server's message for anything else (e.g. a name that exists).
@@ -25,6 +25,9 @@ public:
     bool remove(const std::string& name);
     std::vector<GroupStatus> status();
     std::optional<GroupStatus> status(const std::string& name);
+    /// The lanes of a group of lanes, in order (none for a group of one lane). Throws
+    /// GroupNotFound for an unknown group.
+    std::vector<LaneStatus> lanes(const std::string& group);
     /// Throws GroupNotFound for an unknown group.
     std::vector<DeadLetter> dead_letters(const std::string& group);
     /// Puts dead letters back as retries due now (all, or the one `seq`);

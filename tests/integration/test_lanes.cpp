@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
 #include "support/child_process.h"
@@ -239,7 +240,23 @@ TEST_CASE("a group of one lane is a group as before, and bad lane counts are ref
     REQUIRE(made.code == 0);
     CHECK(db.scalar("SELECT count(*) FROM tributary.group_lanes") == "4");
     CHECK(db.scalar("SELECT to_regclass('tributary.events_lanes_4') IS NOT NULL") == "t");
-    CHECK(run_tributary(db.url(), {"group", "list"}).out.find("lanes=4") != std::string::npos);
+    const auto listed = run_tributary(db.url(), {"group", "list"});
+    CHECK(listed.out.find("lanes=4") != std::string::npos);
+    // Nobody holds its lanes yet: a warning, per group and per lane.
+    CHECK(listed.err.find("warning: group four: 4 of 4 lanes held by no consumer") != std::string::npos);
+    for (const auto& g : nlohmann::json::parse(run_tributary(db.url(), {"group", "list", "--json"}).out))
+        CHECK(g["unheld_lanes"] == (g["name"] == "four" ? 4 : 0));
+    Consumer reader(db.url(), "four", "reader");
+    reader.next();
+    const auto lanes = nlohmann::json::parse(run_tributary(db.url(), {"group", "lanes", "four", "--json"}).out);
+    REQUIRE(lanes.size() == 4u);
+    for (const auto& lane : lanes) CHECK(lane["holder"] == "reader");
+    CHECK(lanes[static_cast<std::size_t>(ids.at("s0") % 4)]["events_behind"] == 0);  // handed out
+    const auto table = run_tributary(db.url(), {"group", "lanes", "four"});
+    CHECK(table.out.find("reader") != std::string::npos);
+    CHECK(table.err.find("warning") == std::string::npos);
+    CHECK(run_tributary(db.url(), {"group", "lanes", "one"}).out.find("has one lane") != std::string::npos);
+    CHECK(run_tributary(db.url(), {"group", "lanes", "nosuch"}, 1).code == 1);
     run_tributary(db.url(), {"group", "delete", "four"});
     CHECK(db.scalar("SELECT to_regclass('tributary.events_lanes_4') IS NULL") == "t");
 }
