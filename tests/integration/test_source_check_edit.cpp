@@ -287,7 +287,10 @@ TEST_CASE("a running loader takes an edit at its next turn, and a failing source
     loader.signal(SIGTERM);
     REQUIRE(loader.wait_for(std::chrono::seconds(20)) == 0);
     check_stored_exactly_once(db, server, "orders", "lv.0", "after-key");
-    CHECK(status_by_name(db.url())["orders"]["state"] == "ok");
+    // No longer failing. `throttled` is as good: a loader stopped just after a good answer whose
+    // pause ran longer than the interval shows that (seen once under a full test run's load).
+    const auto state = status_by_name(db.url())["orders"]["state"];
+    CHECK((state == "ok" || state == "throttled"));
     // Asked again after its interval, not after the backoff, by the database's clock.
     CHECK(db.scalar("SELECT last_success_at < '" + backoff_until + "'::timestamptz FROM tributary.gates") == "t");
 }
