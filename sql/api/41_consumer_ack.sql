@@ -85,8 +85,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    -- Not before migration 0017 has made the tables (see lanes_of).
-    IF to_regclass('tributary.group_lanes') IS NOT NULL THEN
+    IF tributary.lanes_in_place() THEN
         UPDATE tributary.group_lanes l SET held_until = greatest(l.held_until, v_batch.leased_until)
          WHERE l.group_id = v_batch.group_id AND l.holder = v_batch.consumer AND l.held_until > now();
         IF FOUND THEN

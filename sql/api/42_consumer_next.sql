@@ -57,7 +57,6 @@ DECLARE
     v_acked boolean;
     v_group tributary.consumer_groups;
     v_batch tributary.consumer_batches;
-    v_lanes int;
     v_lease record;
 BEGIN
     IF (p_prev_batch_id IS NULL) <> (p_prev_lease_token IS NULL) THEN
@@ -74,17 +73,16 @@ BEGIN
         v_acked := tributary.consumer_ack(p_prev_batch_id, p_prev_lease_token);
     END IF;
     PERFORM tributary.check_read_arguments(p_consumer, p_max);
-    v_lanes := tributary.lanes_of(v_group);
-    IF v_lanes > 1 THEN
+    IF tributary.lanes_of(v_group) > 1 THEN
         -- A group of lanes (internal/32_lanes.sql): from the lanes this consumer holds.
         SELECT * INTO v_lease FROM tributary.lane_lease(v_group, p_consumer, p_max) l;
         v_batch := v_lease.batch;
         RETURN QUERY SELECT v_batch.id, v_batch.lease_token, v_batch.delivery,
                             CASE WHEN v_batch.id IS NULL THEN '[]'
                                  WHEN v_lease.names IS NULL THEN tributary.batch_json(v_batch)
-                                 ELSE tributary.lane_events_json(v_group, v_batch.source_ids[1] % v_lanes, v_batch,
-                                                                 v_lease.watermark, v_lease.sources, v_lease.names)
-                            END, v_acked, v_batch.source_ids[1] % v_lanes;
+                                 ELSE tributary.lane_events_json(v_group, v_lease.lane, v_batch, v_lease.watermark,
+                                                                 v_lease.sources, v_lease.names)
+                            END, v_acked, v_lease.lane;
         RETURN;
     END IF;
     v_batch := tributary.lease_waiting(v_group, p_consumer, NULL::int);

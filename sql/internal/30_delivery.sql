@@ -226,11 +226,9 @@ SELECT ARRAY(SELECT unnest(b.source_ids) FROM tributary.consumer_batches b WHERE
 
 -- Sources an ordered group may not hand out now: a batch in flight or a retry
 -- waiting. p_lane: of that lane's sources only (a batch leased before the lane
--- changed hands still counts: its sources are the lane's).
+-- changed hands still counts: its sources are the lane's). PL/pgSQL, not
+-- SQL, for lanes_of (see lanes_in_place).
 -- Called by: lease_fresh.
--- PL/pgSQL, not SQL: a SQL function's body is checked against the tables
--- when it is created, and the definitions are applied once before migration
--- 0013's last step (src/postgres/migrator.cpp), when batches had no lane.
 CREATE OR REPLACE FUNCTION tributary.busy_sources(g tributary.consumer_groups, p_lane int) RETURNS int[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE

@@ -62,11 +62,11 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- only shrink meanwhile (new batches of a group come from its own fresh
 -- reads, which wait for our lock, or from events already busy), so it may
 -- hold back too much for one read, never too little.
--- Called by: read_fresh, read_fresh_json.
 -- With p_lane, a lane of a group of lanes (32_lanes.sql): g carries the
 -- lane's cursor and cached matches, the events are the lane's
 -- (lane_fresh_events), and the lane's row is the one moved; the caller holds
 -- it locked instead of the group's.
+-- Called by: read_fresh, read_fresh_json, lane_lease.
 CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
                                                   p_lane int,
                                                   OUT batch tributary.consumer_batches, OUT watermark xid8,

@@ -47,17 +47,6 @@ BEGIN
     END IF;
 END $$;
 
--- Lane p_lane's share of fresh_events (31_fresh_reads.sql): the first p_max
--- events of the lane after g's cursor (the lane's, put into g by the caller)
--- below p_watermark, of the sources set in p_sources. The lane count must be
--- written into the statement for the planner to use the lane index, so the
--- statement is planned at each call; its bounds are then constants too, and
--- the plan holds the one partition they fall in (lease_fresh reads one
--- partition at a time). No sort and no bitmap: until ANALYZE has seen the
--- lane index, the planner takes a lane for 0.5 % of the rows, and would
--- rather gather them all and sort than walk the index in order (measured:
--- 75 ms against 1 ms for 1000 of 25 000 events).
--- Called by: lease_fresh.
 -- The range of lane p_lane of p_lanes lanes that a read takes, as the text
 -- that follows a statement's select list: $1 the lane, ($2, $3) the cursor,
 -- $4 the watermark, $5 the sources (NULL: all), $6 the most events. The lane
@@ -75,6 +64,17 @@ SELECT format($q$
  ORDER BY e.tx_id, e.seq
  LIMIT $6 $q$, p_lanes) $$;
 
+-- Lane p_lane's share of fresh_events (31_fresh_reads.sql): the first p_max
+-- events of the lane after g's cursor (the lane's, put into g by the caller)
+-- below p_watermark, of the sources set in p_sources. The lane count must be
+-- written into the statement for the planner to use the lane index, so the
+-- statement is planned at each call; its bounds are then constants too, and
+-- the plan holds the one partition they fall in (lease_fresh reads one
+-- partition at a time). No sort and no bitmap: until ANALYZE has seen the
+-- lane index, the planner takes a lane for 0.5 % of the rows, and would
+-- rather gather them all and sort than walk the index in order (measured:
+-- 75 ms against 1 ms for 1000 of 25 000 events).
+-- Called by: lease_fresh.
 CREATE OR REPLACE FUNCTION tributary.lane_fresh_events(g tributary.consumer_groups, p_lane int, p_watermark xid8,
                                                         p_sources bit varying, p_max int)
 RETURNS TABLE (seq bigint, tx_id xid8, source_id int)
@@ -136,15 +136,17 @@ END $$;
 -- the lanes it holds: in each, as in a group of one lane, a batch whose lease
 -- expired, else a due retry, else fresh events; the lanes whose last read
 -- filled a batch first, then the one read least lately. batch NULL: nothing
--- to do in its lanes now (or it holds none: more consumers than lanes). For
--- fresh events also the read's watermark, sources and names, as lease_fresh
--- gives them (lane_events_json reads the batch again with them); NULL names:
--- a batch that was waiting (batch_json reads it by its seqs).
+-- to do in its lanes now (or it holds none: more consumers than lanes); lane:
+-- the lane it came from. For fresh events also the read's watermark, sources
+-- and names, as lease_fresh gives them (lane_events_json reads the batch
+-- again with them); NULL names: a batch that was waiting (batch_json reads it
+-- by its seqs).
 -- Called by: consumer_next, consumer_read.
 CREATE OR REPLACE FUNCTION tributary.lane_lease(g tributary.consumer_groups, p_consumer text, p_max int,
-                                                 OUT batch tributary.consumer_batches, OUT watermark xid8,
+                                                 OUT batch tributary.consumer_batches, OUT lane int, OUT watermark xid8,
                                                  OUT sources bit varying, OUT names jsonb)
 LANGUAGE plpgsql AS $$
+#variable_conflict use_variable
 DECLARE
     v_lane record;    -- a row of tributary.group_lanes (a record: see lanes_of)
     v_fresh record;
@@ -153,20 +155,21 @@ BEGIN
     FOR v_lane IN SELECT * FROM tributary.group_lanes l
                    WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now()
                    ORDER BY l.backlogged DESC, l.read_at NULLS FIRST, l.lane LOOP
-        batch := tributary.lease_waiting(g, p_consumer, v_lane.lane);
+        lane := v_lane.lane;
+        batch := tributary.lease_waiting(g, p_consumer, lane);
         IF batch.id IS NOT NULL THEN
             RETURN;
         END IF;
         -- The lane's row locked, as a group's row for a group of one lane:
         -- a holder that lost the lane meanwhile finds it no longer its own.
         SELECT * INTO v_lane FROM tributary.group_lanes l
-         WHERE l.group_id = g.id AND l.lane = v_lane.lane AND l.holder = p_consumer
+         WHERE l.group_id = g.id AND l.lane = lane AND l.holder = p_consumer
            FOR NO KEY UPDATE;
         CONTINUE WHEN NOT FOUND;
         g.cursor_tx := v_lane.cursor_tx;
         g.cursor_seq := v_lane.cursor_seq;
         g.source_bits := v_lane.source_bits;
-        SELECT * INTO v_fresh FROM tributary.lease_fresh(g, p_consumer, p_max, v_lane.lane) l;
+        SELECT * INTO v_fresh FROM tributary.lease_fresh(g, p_consumer, p_max, lane) l;
         IF (v_fresh.batch).id IS NOT NULL THEN
             batch := v_fresh.batch;
             watermark := v_fresh.watermark;
@@ -175,6 +178,7 @@ BEGIN
             RETURN;
         END IF;
     END LOOP;
+    lane := NULL;
 END $$;
 
 -- The events of fresh batch b of lane p_lane of group g as consumer_next
@@ -229,18 +233,24 @@ BEGIN
              WHERE l.group_id = g.id AND (l.holder IS NULL OR l.held_until <= now()));
 END $$;
 
--- g.lanes, or 1 before migration 0017. The definitions are applied once
--- before migration 0013's last step (src/postgres/migrator.cpp), when groups
--- had no lanes, and consumers keep reading meanwhile: what they run must not
--- name the column until it exists (a view's columns and a SQL function's body
--- are checked when created, a PL/pgSQL expression when it first runs: so
--- this function, and the check apart from the field).
+-- Whether migration 0017 has made the lanes' tables and column. The
+-- definitions are applied once before migration 0013's last step
+-- (src/postgres/migrator.cpp), when groups had no lanes, and consumers keep
+-- reading meanwhile: what they run must not name the lanes' column or tables
+-- until they exist (a view's columns and a SQL function's body are checked
+-- when created, a PL/pgSQL statement when it first runs: so this check, in a
+-- statement apart from the names it guards).
+-- Called by: lanes_of, consumer_extend, forget_group_sources.
+CREATE OR REPLACE FUNCTION tributary.lanes_in_place() RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT to_regclass('tributary.group_lanes') IS NOT NULL $$;
+
+-- g.lanes, or 1 before migration 0017 (lanes_in_place).
 -- Called by: the view group_status, consumer_next, consumer_read,
 -- deliver_due_retry, busy_sources, group_low_cursor, group_backlog.
 CREATE OR REPLACE FUNCTION tributary.lanes_of(g tributary.consumer_groups) RETURNS int
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    IF to_regclass('tributary.group_lanes') IS NULL THEN
+    IF NOT tributary.lanes_in_place() THEN
         RETURN 1;
     END IF;
     RETURN g.lanes;

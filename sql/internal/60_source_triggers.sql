@@ -61,8 +61,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock_shared(tributary.group_sources_lock_key());
     UPDATE tributary.consumer_groups SET source_bits = NULL;
     -- And every lane's (migration 0017): a lane's read holds its lane's row.
-    -- (Not there yet while an upgrade runs the migrations before 0017.)
-    IF to_regclass('tributary.group_lanes') IS NOT NULL THEN
+    IF tributary.lanes_in_place() THEN
         UPDATE tributary.group_lanes SET source_bits = NULL;
     END IF;
     RETURN NULL;

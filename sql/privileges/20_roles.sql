@@ -103,6 +103,7 @@ BEGIN
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups),
             tributary.lanes_of(tributary.consumer_groups),
+            tributary.lanes_in_place(),
             tributary.unheld_lanes(tributary.consumer_groups),
             tributary.group_lanes_status(text),
             -- The views group_status and dead_letters find events by seq
@@ -147,6 +148,7 @@ BEGIN
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups),
             tributary.lanes_of(tributary.consumer_groups),
+            tributary.lanes_in_place(),
             tributary.unheld_lanes(tributary.consumer_groups),
             tributary.group_lanes_status(text),
             tributary.tx_from(xid8),
