@@ -6,8 +6,8 @@
 //
 // For each API (consumer_next, then consumer_read), WARMUP untimed reads and
 // then READS timed ones, each from the same cursor: before every read the
-// group's cursor is set back to (CURSOR_TX, CURSOR_SEQ), after it the batch is
-// acked; neither is timed. Same session throughout, so the functions' plans
+// group's cursor (every lane's, for a group of lanes) is set back to
+// (CURSOR_TX, CURSOR_SEQ), after it the batch is acked; neither is timed. Same session throughout, so the functions' plans
 // are cached (generic), as in a consumer's long-lived connection.
 // Prints one line per API:
 //   api=next reads=<n> events=<per read> median_us=<..> p90_us=<..> mean_us=<..>
@@ -40,9 +40,13 @@ struct Place {
 };
 
 void prepare(pqxx::connection& connection) {
-    // Owner-only: sets the group's cursor, which no API does.
+    // Owner-only: sets the group's cursor, and every lane's for a group of
+    // lanes, which no API does.
     connection.prepare("rewind",
-                       "UPDATE tributary.consumer_groups SET cursor_tx = $2::xid8, cursor_seq = $3 WHERE name = $1");
+                       "WITH g AS (UPDATE tributary.consumer_groups SET cursor_tx = $2::xid8, cursor_seq = $3"
+                       "            WHERE name = $1 RETURNING id)"
+                       " UPDATE tributary.group_lanes l SET cursor_tx = $2::xid8, cursor_seq = $3"
+                       "   FROM g WHERE l.group_id = g.id");
     connection.prepare("next",
                        "SELECT batch_id, lease_token::text, events::text, previous_acked"
                        " FROM tributary.consumer_next($1, 'bench', $2, NULL, NULL)");

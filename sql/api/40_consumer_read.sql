@@ -40,13 +40,18 @@ SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = for
 DECLARE
     v_group tributary.consumer_groups := tributary.group_by_name(p_group);
     v_batch tributary.consumer_batches;
+    v_lease record;
 BEGIN
     PERFORM tributary.check_read_arguments(p_consumer, p_max);
     IF tributary.lanes_of(v_group) > 1 THEN
         -- A group of lanes (internal/32_lanes.sql): from the lanes this consumer holds.
-        v_batch := (tributary.lane_lease(v_group, p_consumer, p_max)).batch;
+        SELECT * INTO v_lease FROM tributary.lane_lease(v_group, p_consumer, p_max) l;
+        v_batch := v_lease.batch;
         IF v_batch.id IS NOT NULL THEN
-            RETURN QUERY SELECT * FROM tributary.batch_events(v_batch);
+            RETURN QUERY
+            SELECT v_batch.id, v_batch.lease_token, v_batch.delivery, f.seq, v_lease.names ->> f.source_id::text,
+                   f.event_id, f.payload, f.loaded_at, f.event_key
+              FROM tributary.lane_batch_events(v_group, v_lease.lane, v_batch, v_lease.watermark, v_lease.sources) f;
         END IF;
         RETURN;
     END IF;

@@ -77,12 +77,17 @@ BEGIN
         -- A group of lanes (internal/32_lanes.sql): from the lanes this consumer holds.
         SELECT * INTO v_lease FROM tributary.lane_lease(v_group, p_consumer, p_max) l;
         v_batch := v_lease.batch;
-        RETURN QUERY SELECT v_batch.id, v_batch.lease_token, v_batch.delivery,
-                            CASE WHEN v_batch.id IS NULL THEN '[]'
-                                 WHEN v_lease.names IS NULL THEN tributary.batch_json(v_batch)
-                                 ELSE tributary.lane_events_json(v_group, v_lease.lane, v_batch, v_lease.watermark,
-                                                                 v_lease.sources, v_lease.names)
-                            END, v_acked, v_lease.lane;
+        IF v_batch.id IS NULL THEN
+            RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::text, v_acked, NULL::int;
+            RETURN;
+        END IF;
+        -- In log order without a sort, as read_fresh_json's.
+        RETURN QUERY
+        SELECT v_batch.id, v_batch.lease_token, v_batch.delivery,
+               '[' || string_agg(tributary.event_json(f.seq, v_lease.names ->> f.source_id::text, f.event_id,
+                                                      f.event_key, f.payload, v_batch.delivery), ',') || ']',
+               v_acked, v_lease.lane
+          FROM tributary.lane_batch_events(v_group, v_lease.lane, v_batch, v_lease.watermark, v_lease.sources) f;
         RETURN;
     END IF;
     v_batch := tributary.lease_waiting(v_group, p_consumer, NULL::int);

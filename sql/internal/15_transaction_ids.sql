@@ -29,10 +29,21 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT coalesce(p_to, '18446744073709551615'::xid8)
 
 -- The end (to_tx) of the partition of the log that holds transaction p_tx,
 -- or NULL when none in tributary.partitions does (the default partition's).
--- A consumer's read from p_tx stops there: one partition at a time.
--- Called by: lease_fresh.
+-- A scan from p_tx stops there: one partition at a time.
+-- Called by: partition_end(xid8, int), activity_fold.
 CREATE OR REPLACE FUNCTION tributary.partition_end(p_tx xid8) RETURNS xid8
 LANGUAGE sql STABLE AS $$
 SELECT p.to_tx FROM tributary.partitions p
  WHERE p.from_tx <= p_tx AND p.to_tx > p_tx
  ORDER BY p.from_tx DESC LIMIT 1 $$;
+
+-- The end of p_count partitions of the log from the one that holds
+-- transaction p_tx on (of all there are, if fewer), or NULL when none in
+-- tributary.partitions holds p_tx. A consumer's read from p_tx stops there.
+-- Called by: lease_fresh.
+CREATE OR REPLACE FUNCTION tributary.partition_end(p_tx xid8, p_count int) RETURNS xid8
+LANGUAGE sql STABLE AS $$
+SELECT CASE WHEN tributary.partition_end(p_tx) IS NOT NULL THEN
+           (SELECT max(p.to_tx) FROM (SELECT p.to_tx FROM tributary.partitions p
+                                       WHERE p.to_tx > p_tx ORDER BY p.to_tx LIMIT p_count) p)
+       END $$;

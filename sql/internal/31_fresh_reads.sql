@@ -22,6 +22,13 @@ BEGIN
     END IF;
 END $$;
 
+-- The names of the sources p_ids, by id (as text): {"7": "orders.eu", ...}.
+-- Called by: lease_fresh, lane_lease.
+CREATE OR REPLACE FUNCTION tributary.source_names(p_ids int[]) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+SELECT jsonb_object_agg(s.id, s.name)
+  FROM (SELECT DISTINCT unnest(p_ids) AS id) b JOIN tributary.sources s ON s.id = b.id $$;
+
 -- The first p_max events after group g's cursor, in (tx_id, seq) order: one
 -- range of the index events_tx_seq. Only events of transactions below
 -- p_watermark (the xmin of a snapshot taken before this one: every
@@ -77,14 +84,16 @@ DECLARE
     v_busy int[];
     v_stop_tx xid8;
     v_stop_seq bigint;
-    v_count int;
-    v_seqs bigint[];
-    v_source_ids int[];
+    v_count int := 0;
+    v_seqs bigint[] := '{}';
+    v_source_ids int[] := '{}';
     v_first_tx xid8;
     v_last_tx xid8;
-    v_batch_last_tx xid8;
-    v_last_seq bigint;
-    v_txs xid8[];
+    v_part int;
+    v_part_seqs bigint[];
+    v_part_sources int[];
+    v_part_txs xid8[];
+    v_span int := 1;    -- partitions the next read spans
 BEGIN
     v_watermark := pg_snapshot_xmin(pg_current_snapshot());
     -- '>' matches every source: nothing to check per event. Any other
@@ -106,78 +115,87 @@ BEGIN
     IF g.ordered THEN
         v_busy := tributary.busy_sources(g, p_lane);
     END IF;
-    -- One partition at a time: the read ends where the partition holding
-    -- the cursor ends (or at the watermark, if sooner), so the plan's merge
-    -- of partitions starts one index scan, however many partitions lie
-    -- between the cursor and the watermark. A partition with nothing for
-    -- the group moves the cursor to its end, and the read goes on in the
-    -- next; a partition with less than p_max gives a short batch.
+    -- A few partitions at a time: each read ends where the partition
+    -- holding the cursor ends (or at the watermark, if sooner), so the
+    -- plan's merge of partitions starts one index scan, however many
+    -- partitions lie between the cursor and the watermark. The batch gathers
+    -- the reads' events until it holds p_max, a busy source stops it, or the
+    -- watermark is reached: a partition with a few events for the group does
+    -- not cut the batch short (with many lanes, each lane's share of a
+    -- partition is small). Each read that leaves the batch short spans twice
+    -- the partitions of the one before (up to 32): a batch spread thin over
+    -- many partitions takes a few reads, not one per partition, and never
+    -- more than twice the partitions it needed.
     LOOP
-        watermark := least(v_watermark, coalesce(tributary.partition_end(g.cursor_tx), v_watermark));
+        watermark := least(v_watermark, coalesce(tributary.partition_end(g.cursor_tx, v_span), v_watermark));
         IF p_lane IS NULL THEN
             IF cardinality(v_busy) > 0 THEN
                 SELECT f.tx_id, f.seq INTO v_stop_tx, v_stop_seq
-                  FROM tributary.fresh_events(g, watermark, sources, p_max) f
+                  FROM tributary.fresh_events(g, watermark, sources, p_max - v_count) f
                  WHERE f.source_id = ANY (v_busy)
                  LIMIT 1;
             END IF;
-            SELECT count(*), array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
-                   min(f.tx_id), max(f.tx_id)
-              INTO v_count, v_seqs, v_source_ids, v_first_tx, v_last_tx
-              FROM tributary.fresh_events(g, watermark, sources, p_max) f
+            SELECT array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
+                   array_agg(f.tx_id ORDER BY f.tx_id, f.seq)
+              INTO v_part_seqs, v_part_sources, v_part_txs
+              FROM tributary.fresh_events(g, watermark, sources, p_max - v_count) f
              WHERE v_stop_tx IS NULL OR (f.tx_id, f.seq) < (v_stop_tx, v_stop_seq);
+            v_part := coalesce(cardinality(v_part_seqs), 0);
         ELSE
             -- The lane's events read once (each read is planned: see
             -- lane_fresh_events), and cut before the first of a busy source.
             SELECT array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
                    array_agg(f.tx_id ORDER BY f.tx_id, f.seq)
-              INTO v_seqs, v_source_ids, v_txs
-              FROM tributary.lane_fresh_events(g, p_lane, watermark, sources, p_max) f;
-            v_count := coalesce(cardinality(v_seqs), 0);
-            FOR i IN 1 .. CASE WHEN cardinality(v_busy) > 0 THEN v_count ELSE 0 END LOOP
-                IF v_source_ids[i] = ANY (v_busy) THEN
-                    v_stop_tx := v_txs[i];
-                    v_stop_seq := v_seqs[i];
-                    v_count := i - 1;
-                    v_seqs := v_seqs[1:v_count];
-                    v_source_ids := v_source_ids[1:v_count];
+              INTO v_part_seqs, v_part_sources, v_part_txs
+              FROM tributary.lane_fresh_events(g, p_lane, watermark, sources, p_max - v_count) f;
+            v_part := coalesce(cardinality(v_part_seqs), 0);
+            FOR i IN 1 .. CASE WHEN cardinality(v_busy) > 0 THEN v_part ELSE 0 END LOOP
+                IF v_part_sources[i] = ANY (v_busy) THEN
+                    v_stop_tx := v_part_txs[i];
+                    v_stop_seq := v_part_seqs[i];
+                    v_part := i - 1;
                     EXIT;
                 END IF;
             END LOOP;
-            v_first_tx := v_txs[1];
-            v_last_tx := v_txs[v_count];    -- in log order: the greatest (NULL when none)
         END IF;
-        v_batch_last_tx := v_last_tx;
-        IF v_stop_tx IS NULL AND v_count < p_max THEN
-            -- Everything up to the read's end was taken: the cursor moves to
-            -- it, so the events below it that this group does not want are
-            -- not scanned again.
-            v_last_tx := watermark;
-            v_last_seq := 0;
-        ELSIF v_count > 0 THEN
-            v_last_seq := v_seqs[v_count];    -- the last event taken, whose tx_id is the greatest
+        IF v_part > 0 THEN
+            v_seqs := v_seqs || v_part_seqs[1:v_part];
+            v_source_ids := v_source_ids || v_part_sources[1:v_part];
+            v_first_tx := coalesce(v_first_tx, v_part_txs[1]);
+            v_last_tx := v_part_txs[v_part];    -- in log order: the greatest
+            v_count := v_count + v_part;
         END IF;
-        IF v_last_tx IS NOT NULL AND p_lane IS NULL THEN
-            UPDATE tributary.consumer_groups gr SET cursor_tx = v_last_tx, cursor_seq = v_last_seq
-             WHERE gr.id = g.id AND (v_last_tx, v_last_seq) > (gr.cursor_tx, gr.cursor_seq);
-        ELSIF v_last_tx IS NOT NULL THEN
-            UPDATE tributary.group_lanes l
-               SET cursor_tx = v_last_tx, cursor_seq = v_last_seq, read_at = clock_timestamp(),
-                   backlogged = v_count >= p_max
-             WHERE l.group_id = g.id AND l.lane = p_lane AND (v_last_tx, v_last_seq) > (l.cursor_tx, l.cursor_seq);
-        END IF;
-        EXIT WHEN v_count > 0 OR v_stop_tx IS NOT NULL OR watermark >= v_watermark;
+        EXIT WHEN v_count >= p_max OR v_stop_tx IS NOT NULL OR watermark >= v_watermark;
         g.cursor_tx := watermark;
         g.cursor_seq := 0;
+        v_span := least(v_span * 2, 32);
     END LOOP;
+    -- The cursor moves past everything read: to the read's end when it took
+    -- all it found (so the events below it that this group does not want are
+    -- not scanned again), else to the last event taken, else to the start
+    -- of the partition where a busy source stopped an empty read.
+    IF v_stop_tx IS NULL AND v_count < p_max THEN
+        g.cursor_tx := watermark;
+        g.cursor_seq := 0;
+    ELSIF v_count > 0 THEN
+        g.cursor_tx := v_last_tx;
+        g.cursor_seq := v_seqs[v_count];
+    END IF;
+    IF p_lane IS NULL THEN
+        UPDATE tributary.consumer_groups gr SET cursor_tx = g.cursor_tx, cursor_seq = g.cursor_seq
+         WHERE gr.id = g.id AND (g.cursor_tx, g.cursor_seq) > (gr.cursor_tx, gr.cursor_seq);
+    ELSE
+        UPDATE tributary.group_lanes l
+           SET cursor_tx = g.cursor_tx, cursor_seq = g.cursor_seq, read_at = clock_timestamp(),
+               backlogged = v_count >= p_max
+         WHERE l.group_id = g.id AND l.lane = p_lane AND (g.cursor_tx, g.cursor_seq) > (l.cursor_tx, l.cursor_seq);
+    END IF;
     IF v_count > 0 THEN
         INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids,
                                                 tx_from, tx_to)
-        VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1, v_seqs, v_source_ids, v_first_tx,
-                v_batch_last_tx)
+        VALUES (g.id, p_consumer, gen_random_uuid(), now() + g.lease, 1, v_seqs, v_source_ids, v_first_tx, v_last_tx)
         RETURNING * INTO batch;
-        SELECT jsonb_object_agg(s.id, s.name) INTO names
-          FROM (SELECT DISTINCT unnest(v_source_ids) AS id) b JOIN tributary.sources s ON s.id = b.id;
+        names := tributary.source_names(v_source_ids);
     END IF;
 END $$;
 

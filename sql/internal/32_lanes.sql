@@ -14,6 +14,11 @@
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
+-- lane_events_json read a fresh batch for consumer_next; lane_batch_events
+-- reads every batch of a lane, for consumer_next and consumer_read.
+DROP FUNCTION IF EXISTS tributary.lane_events_json(tributary.consumer_groups, int, tributary.consumer_batches, xid8,
+                                                   bit varying, jsonb);
+
 -- The index a group of p_lanes lanes reads through: ((source_id % p_lanes),
 -- tx_id, seq), so a lane's fresh events are one range of it in log order,
 -- however many lanes and sources there are (the read of a group of one lane
@@ -49,9 +54,10 @@ END $$;
 
 -- The range of lane p_lane of p_lanes lanes that a read takes, as the text
 -- that follows a statement's select list: $1 the lane, ($2, $3) the cursor,
--- $4 the watermark, $5 the sources (NULL: all), $6 the most events. The lane
--- count is written in, for the planner to match the lane index.
--- Called by: lane_fresh_events, lane_events_json.
+-- $4 the watermark, $5 the sources (NULL: all), $6 the most events, $7 the
+-- one seq wanted (NULL: any). The lane count is written in, for the planner
+-- to match the lane index.
+-- Called by: lane_fresh_events, lane_batch_events.
 CREATE OR REPLACE FUNCTION tributary.lane_range_sql(p_lanes int) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
 SELECT format($q$
@@ -61,6 +67,7 @@ SELECT format($q$
    AND e.tx_id >= $2
    AND e.tx_id < $4
    AND ($5::bit varying IS NULL OR (e.source_id < length($5) AND get_bit($5, e.source_id) = 1))
+   AND ($7::bigint IS NULL OR e.seq = $7)
  ORDER BY e.tx_id, e.seq
  LIMIT $6 $q$, p_lanes) $$;
 
@@ -69,8 +76,8 @@ SELECT format($q$
 -- below p_watermark, of the sources set in p_sources. The lane count must be
 -- written into the statement for the planner to use the lane index, so the
 -- statement is planned at each call; its bounds are then constants too, and
--- the plan holds the one partition they fall in (lease_fresh reads one
--- partition at a time). No sort and no bitmap: until ANALYZE has seen the
+-- the plan holds the partitions they fall in (lease_fresh reads a few
+-- partitions at a time). No sort and no bitmap: until ANALYZE has seen the
 -- lane index, the planner takes a lane for 0.5 % of the rows, and would
 -- rather gather them all and sort than walk the index in order (measured:
 -- 75 ms against 1 ms for 1000 of 25 000 events).
@@ -81,7 +88,7 @@ RETURNS TABLE (seq bigint, tx_id xid8, source_id int)
 LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
 BEGIN
     RETURN QUERY EXECUTE 'SELECT e.seq, e.tx_id, e.source_id' || tributary.lane_range_sql(g.lanes)
-        USING p_lane, g.cursor_tx, g.cursor_seq, p_watermark, p_sources, p_max;
+        USING p_lane, g.cursor_tx, g.cursor_seq, p_watermark, p_sources, p_max, NULL::bigint;
 END $$;
 
 -- The consumer p_consumer of group g (of lanes) is alive, and holds its
@@ -137,10 +144,10 @@ END $$;
 -- expired, else a due retry, else fresh events; the lanes whose last read
 -- filled a batch first, then the one read least lately. batch NULL: nothing
 -- to do in its lanes now (or it holds none: more consumers than lanes); lane:
--- the lane it came from. For fresh events also the read's watermark, sources
--- and names, as lease_fresh gives them (lane_events_json reads the batch
--- again with them); NULL names: a batch that was waiting (batch_json reads it
--- by its seqs).
+-- the lane it came from; names: the names of the batch's sources by id. For
+-- fresh events also the read's watermark and sources, as lease_fresh gives
+-- them (lane_batch_events reads the batch again with them); NULL for a batch
+-- that was waiting.
 -- Called by: consumer_next, consumer_read.
 CREATE OR REPLACE FUNCTION tributary.lane_lease(g tributary.consumer_groups, p_consumer text, p_max int,
                                                  OUT batch tributary.consumer_batches, OUT lane int, OUT watermark xid8,
@@ -158,6 +165,7 @@ BEGIN
         lane := v_lane.lane;
         batch := tributary.lease_waiting(g, p_consumer, lane);
         IF batch.id IS NOT NULL THEN
+            names := tributary.source_names(batch.source_ids);
             RETURN;
         END IF;
         -- The lane's row locked, as a group's row for a group of one lane:
@@ -181,27 +189,53 @@ BEGIN
     lane := NULL;
 END $$;
 
--- The events of fresh batch b of lane p_lane of group g as consumer_next
--- hands them out (one JSON array in log order, see read_fresh_json): read
--- again as the first cardinality(b.seqs) events of the lane after the point
--- just before b's first, below p_watermark, of p_sources (what lane_lease
--- gave), so one range of the lane index, not a lookup of each seq.
--- Called by: consumer_next.
-CREATE OR REPLACE FUNCTION tributary.lane_events_json(g tributary.consumer_groups, p_lane int,
-                                                       b tributary.consumer_batches, p_watermark xid8,
-                                                       p_sources bit varying, p_names jsonb) RETURNS text
+-- The sources p_ids as bits (bit i set: source i is one), as
+-- matching_source_bits gives a pattern's.
+-- Called by: lane_batch_events.
+CREATE OR REPLACE FUNCTION tributary.source_bits(p_ids int[]) RETURNS bit varying
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_bits bit varying := repeat('0', (SELECT max(i) FROM unnest(p_ids) i) + 1)::bit varying;
+    v_id int;
+BEGIN
+    FOREACH v_id IN ARRAY p_ids LOOP
+        v_bits := set_bit(v_bits, v_id, 1);
+    END LOOP;
+    RETURN v_bits;
+END $$;
+
+-- The events of batch b of lane p_lane of group g, in log order, read as one
+-- range of the lane index, never by looking up each seq (a lane's batch
+-- spans partitions: a lookup of 1000 seqs in 64 of them took 25-300 ms).
+-- A fresh batch (p_watermark and p_sources as lane_lease gave them): the
+-- first cardinality(b.seqs) events of the lane after the point just before
+-- its first, below p_watermark, of p_sources. A batch that waited
+-- (p_watermark NULL): one of many events holds every event of its sources
+-- from its first to its last (a fresh read took them all, and a batch keeps
+-- its events when taken over), so the same range with its own sources and
+-- its last transaction as the bound; one of one event (a retry, whose
+-- bounds are its first batch's) is the event with its seq in that range.
+-- Called by: consumer_next, consumer_read.
+CREATE OR REPLACE FUNCTION tributary.lane_batch_events(g tributary.consumer_groups, p_lane int,
+                                                        b tributary.consumer_batches, p_watermark xid8,
+                                                        p_sources bit varying)
+RETURNS TABLE (seq bigint, tx_id xid8, source_id int, event_id bigint, event_key text, payload jsonb,
+               loaded_at timestamptz)
 LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
 DECLARE
-    v_events text;
+    v_seq bigint;
 BEGIN
-    EXECUTE $q$
-        SELECT '[' || string_agg(tributary.event_json(f.seq, $7 ->> f.source_id::text, f.event_id, f.event_key,
-                                                      f.payload, 1), ',') || ']'
-          FROM (SELECT e.seq, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text) AS event_key, e.payload
-          $q$ || tributary.lane_range_sql(tributary.lanes_of(g)) || ') f'
-        INTO v_events
-        USING p_lane, b.tx_from, b.seqs[1] - 1, p_watermark, p_sources, cardinality(b.seqs), p_names;
-    RETURN v_events;
+    IF p_watermark IS NULL THEN
+        p_watermark := (b.tx_to::text::numeric + 1)::text::xid8;
+        IF cardinality(b.seqs) = 1 THEN
+            v_seq := b.seqs[1];
+        ELSE
+            p_sources := tributary.source_bits(b.source_ids);
+        END IF;
+    END IF;
+    RETURN QUERY EXECUTE 'SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text),'
+                         ' e.payload, e.loaded_at' || tributary.lane_range_sql(tributary.lanes_of(g))
+        USING p_lane, b.tx_from, b.seqs[1] - 1, p_watermark, p_sources, cardinality(b.seqs), v_seq;
 END $$;
 
 -- The lowest cursor of group g's lanes, in g (the group's own for a group

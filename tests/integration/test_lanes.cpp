@@ -182,6 +182,70 @@ TEST_CASE("a dead consumer's lanes are taken one lease later, and its late ack i
     CHECK_FALSE(dead.ack(batch));
 }
 
+TEST_CASE("a lane's batch read again (taken over, retried, or as rows) holds the same events", "[lanes]") {
+    TestDatabase db;
+    const auto ids = add_sources(db, 4);  // ids 1..4: lanes 1, 0, 1, 0 of 2
+    create_lane_group(db, "g", 2);
+    // Each source's events in transactions of their own, interleaved, each with its own payload:
+    // a batch of a lane is then spread among the other lane's events.
+    std::map<std::int64_t, std::string> payload_of;
+    for (int round = 0; round < 3; ++round)
+        for (const auto& [name, id] : ids) {
+            const auto payload = "{\"source\": \"" + name + "\", \"round\": " + std::to_string(round) + "}";
+            for (const auto seq : commit_events(db, id, round * 10 + 1, 2, payload)) payload_of[seq] = payload;
+        }
+    auto check_payloads = [&](const Batch& batch) {
+        for (std::size_t i = 0; i < batch.seqs.size(); ++i) CHECK(nlohmann::json::parse(batch.payloads[i]) ==
+                                                                 nlohmann::json::parse(payload_of.at(batch.seqs[i])));
+    };
+    Consumer first(db.url(), "g", "first");
+    Consumer second(db.url(), "g", "second");
+    // The next batch of `consumer` delivered for the `delivery`th time (the other lane's fresh
+    // events may come first: they are acked).
+    auto next_delivery = [](Consumer& consumer, int delivery) {
+        Batch batch = consumer.next().batch;
+        for (int call = 0; call < 5 && batch.delivery != delivery; ++call) {
+            if (!batch.empty()) consumer.ack(batch);
+            batch = consumer.next().batch;
+        }
+        return batch;
+    };
+
+    SECTION("taken over after its lease, then retried one event at a time") {
+        const auto batch = first.next_soon().batch;
+        REQUIRE(batch.seqs.size() == 12u);  // a lane: two sources, three rounds of two events
+        check_payloads(batch);
+        db.exec("UPDATE tributary.consumer_batches SET leased_until = now() - interval '1 second'");
+        db.exec("UPDATE tributary.group_lanes SET held_until = now() - interval '1 second'");
+        db.exec("UPDATE tributary.group_consumers SET seen_until = now() - interval '1 second'");
+        const auto again = next_delivery(second, 2);
+        REQUIRE(again.seqs == batch.seqs);
+        CHECK(again.delivery == 2);
+        check_payloads(again);
+        REQUIRE(second.fail(again, "down"));
+        db.exec("UPDATE tributary.consumer_retries SET next_attempt_at = now()");
+        std::vector<std::int64_t> retried;
+        for (int call = 0; call < 20 && retried.size() < batch.seqs.size(); ++call) {
+            const auto one = next_delivery(second, 3);
+            REQUIRE(one.seqs.size() == 1u);
+            check_payloads(one);
+            retried.push_back(one.seqs[0]);
+            second.ack(one);
+        }
+        std::sort(retried.begin(), retried.end());
+        CHECK(retried == batch.seqs);
+    }
+    SECTION("consumer_read's rows are consumer_next's events") {
+        const auto rows = first.read_soon();
+        REQUIRE(rows.seqs.size() == 12u);
+        check_payloads(rows);
+        db.exec("UPDATE tributary.consumer_batches SET leased_until = now() - interval '1 second'");
+        const auto again = next_delivery(first, 2);
+        CHECK(again.seqs == rows.seqs);
+        check_payloads(again);
+    }
+}
+
 TEST_CASE("an ordered group of lanes: a failing source holds back only its own lane", "[lanes]") {
     TestDatabase db;
     const auto ids = add_sources(db, 4);  // ids 1..4: lanes 1, 0, 1, 0 of 2

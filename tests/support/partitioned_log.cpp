@@ -35,7 +35,7 @@ void cut_into_small_partitions(const TestDatabase& db, int count, int width) {
 
 /// Every batch consumer_next hands `consumer` of `group` until one comes
 /// back empty, each acked by the next call: the keys of each batch.
-std::vector<std::vector<std::string>> consume_all(const TestDatabase& db, const std::string& group) {
+std::vector<std::vector<std::string>> consume_all(const TestDatabase& db, const std::string& group, int batch_size) {
     pqxx::connection c(db.url());
     std::vector<std::vector<std::string>> batches;
     std::string batch = "NULL";
@@ -43,7 +43,7 @@ std::vector<std::vector<std::string>> consume_all(const TestDatabase& db, const 
     for (int call = 0; call < 1000; ++call) {
         pqxx::nontransaction tx(c);
         const auto rows = tx.exec("SELECT batch_id, lease_token, events FROM tributary.consumer_next(" +
-                                  tx.quote(group) + ", 'c', 1000, " + batch + ", " + token + ")");
+                                  tx.quote(group) + ", 'c', " + std::to_string(batch_size) + ", " + batch + ", " + token + ")");
         if (rows.empty() || rows[0][0].is_null()) break;  // nothing: (the last ack's answer alone)
         std::vector<std::string> keys;
         for (const auto& event : nlohmann::json::parse(rows[0][2].as<std::string>()))

@@ -16,9 +16,11 @@ void use_transaction_ids(const TestDatabase& db, int count);
 /// from the end of events_0 on; transaction ids used up to that end.
 void cut_into_small_partitions(const TestDatabase& db, int count, int width);
 
-/// Every batch consumer_next hands `consumer` of `group` until one comes
-/// back empty, each acked by the next call: the keys of each batch.
-std::vector<std::vector<std::string>> consume_all(const TestDatabase& db, const std::string& group);
+/// Every batch of at most `batch_size` events that consumer_next hands a
+/// consumer of `group` until one comes back empty, each acked by the next
+/// call: the keys of each batch.
+std::vector<std::vector<std::string>> consume_all(const TestDatabase& db, const std::string& group,
+                                                  int batch_size = 1000);
 
 /// The partition an event of `source` with `key` is stored in ("" if none).
 std::string partition_of(const TestDatabase& db, const std::string& source, const std::string& key);
