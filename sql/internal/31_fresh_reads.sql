@@ -185,10 +185,13 @@ BEGIN
         UPDATE tributary.consumer_groups gr SET cursor_tx = g.cursor_tx, cursor_seq = g.cursor_seq
          WHERE gr.id = g.id AND (g.cursor_tx, g.cursor_seq) > (gr.cursor_tx, gr.cursor_seq);
     ELSE
+        -- A lane that a busy source stopped is read last of its holder's
+        -- lanes next time (lane_lease's order), like one that was read.
         UPDATE tributary.group_lanes l
            SET cursor_tx = g.cursor_tx, cursor_seq = g.cursor_seq, read_at = clock_timestamp(),
                backlogged = v_count >= p_max
-         WHERE l.group_id = g.id AND l.lane = p_lane AND (g.cursor_tx, g.cursor_seq) > (l.cursor_tx, l.cursor_seq);
+         WHERE l.group_id = g.id AND l.lane = p_lane
+           AND ((g.cursor_tx, g.cursor_seq) > (l.cursor_tx, l.cursor_seq) OR v_stop_tx IS NOT NULL);
     END IF;
     IF v_count > 0 THEN
         INSERT INTO tributary.consumer_batches (group_id, consumer, lease_token, leased_until, delivery, seqs, source_ids,
