@@ -83,8 +83,25 @@ BEGIN
     RETURN cardinality(v_ids);
 END $$;
 
+-- A group's lanes for its row (issue 28): "lanes" (1: a group as before),
+-- "unheld_lanes" (lanes nobody holds: a warning), and for a group of lanes
+-- "lane_rows" (console_lane_rows, each lane counted up to p_cap).
+-- Called by: console_groups, console_group.
+CREATE OR REPLACE FUNCTION tributary.console_lanes(p_name text, p_cap bigint) RETURNS jsonb
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_group tributary.consumer_groups;
+    v_rows jsonb;
+BEGIN
+    SELECT * INTO v_group FROM tributary.consumer_groups cg WHERE cg.name = p_name;
+    v_rows := tributary.console_lane_rows(v_group, p_cap);
+    RETURN jsonb_build_object('lanes', tributary.lanes_of(v_group), 'unheld_lanes', tributary.unheld_lanes(v_group))
+           || CASE WHEN v_rows IS NOT NULL THEN jsonb_build_object('lane_rows', v_rows) ELSE '{}' END;
+END $$;
+
 -- {"groups": [row, ...]} by name. Each group's backlog is counted once, up
--- to console_list_cap() (console_group_status); retention's view of the partitions once.
+-- to console_list_cap() (console_group_status), and each lane's up to it
+-- too; retention's view of the partitions once.
 -- Called by: the console, GET /api/groups.
 CREATE OR REPLACE FUNCTION tributary.console_groups() RETURNS jsonb
 LANGUAGE sql STABLE
@@ -94,7 +111,8 @@ SELECT jsonb_build_object('groups', coalesce(jsonb_agg(
            tributary.console_group_row(s.name, s.pattern, s.ordered, s.max_deliveries, s.events_behind,
                                        s.events_behind_capped,
                                        s.oldest_unprocessed_age, s.batches_in_flight, s.retries_waiting,
-                                       s.dead_letters, h.partitions) ORDER BY s.name), '[]'))
+                                       s.dead_letters, h.partitions)
+           || tributary.console_lanes(s.name, tributary.console_list_cap()) ORDER BY s.name), '[]'))
   FROM tributary.console_group_status(NULL, tributary.console_list_cap()) s LEFT JOIN held h ON h.group_name = s.name $$;
 
 -- The group's row plus a page of its dead letters, oldest first:
@@ -117,6 +135,7 @@ BEGIN
                                                          WHERE h.group_name = s.name))
       INTO v_row
       FROM tributary.console_group_status(v_group.name, tributary.console_group_cap()) s;
+    v_row := v_row || tributary.console_lanes(v_group.name, tributary.console_list_cap());
     WITH page AS (
         SELECT d.seq, d.deliveries, d.last_error, d.failed_at, d.tx_from, d.tx_to
           FROM tributary.consumer_dead_letters d

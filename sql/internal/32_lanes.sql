@@ -238,6 +238,31 @@ BEGIN
         USING p_lane, b.tx_from, b.seqs[1] - 1, p_watermark, p_sources, cardinality(b.seqs), v_seq;
 END $$;
 
+-- Lane p_lane's backlog counted up to a cap, as group_backlog_capped counts
+-- a group's: the lane's events after g's cursor (the lane's, put into g by
+-- the caller) of the sources set in p_sources (NULL: all), read through the
+-- lane index in log order, at most p_cap + 1 of them, in the 8 partitions
+-- from the cursor's on (a plan over every partition after a cursor far
+-- behind cost 30 ms a lane to make). capped: more than p_cap, or the count
+-- stopped at the 8th partition's end while the log goes on (at least).
+-- oldest: the oldest loaded_at among those read.
+-- Called by: console_lane_rows.
+CREATE OR REPLACE FUNCTION tributary.lane_backlog_capped(g tributary.consumer_groups, p_lane int,
+                                                         p_sources bit varying, p_cap bigint,
+                                                         OUT events bigint, OUT capped boolean,
+                                                         OUT oldest timestamptz)
+LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
+DECLARE
+    v_end xid8 := tributary.partition_end(g.cursor_tx, 8);
+BEGIN
+    EXECUTE 'SELECT least(count(*), $8), count(*) > $8, min(h.loaded_at) FROM (SELECT e.loaded_at'
+            || tributary.lane_range_sql(tributary.lanes_of(g)) || ') h'
+       INTO events, capped, oldest
+      USING p_lane, g.cursor_tx, g.cursor_seq, coalesce(v_end, '18446744073709551615'::xid8), p_sources, p_cap + 1,
+            NULL::bigint, p_cap;
+    capped := capped OR v_end < pg_snapshot_xmin(pg_current_snapshot());
+END $$;
+
 -- The lowest cursor of group g's lanes, in g (the group's own for a group
 -- of one lane): every event below it has been handed out in every lane, so
 -- what retention and the backlog count from it is a bound, never too little.

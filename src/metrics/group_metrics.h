@@ -34,6 +34,10 @@ public:
 
 private:
     struct PerGroup;
+    struct PerLane;
+
+    void read_lanes(const std::string& group, const GroupFigures& figures, PerGroup& per);
+    void remove_lane(PerLane& lane);
 
     std::shared_ptr<prometheus::Registry> registry_;
     std::mutex mutex_;
@@ -44,6 +48,12 @@ private:
     prometheus::Family<prometheus::Gauge>& in_flight_;
     prometheus::Family<prometheus::Gauge>& retries_;
     prometheus::Family<prometheus::Gauge>& dead_letters_;
+    prometheus::Family<prometheus::Gauge>& lanes_;
+    prometheus::Family<prometheus::Gauge>& unheld_lanes_;
+    prometheus::Family<prometheus::Gauge>& lane_behind_;
+    prometheus::Family<prometheus::Gauge>& lane_capped_;
+    prometheus::Family<prometheus::Gauge>& lane_oldest_age_;
+    prometheus::Family<prometheus::Gauge>& lane_held_;
     prometheus::Gauge& database_up_;
     prometheus::Gauge& last_read_;
 };

@@ -222,6 +222,11 @@ class ConsoleInBrowser(unittest.TestCase):
             cls.cli('group', 'create', group, '--pattern', 'app.>', '--from', 'beginning', '--max-deliveries', '1')
         # A group that starts at the end of the log, for a reset to the beginning from the page.
         cls.cli('group', 'create', 'resets', '--pattern', 'app.>', '--from', 'end')
+        # A group of 4 lanes (issue 28), held for an hour by a consumer whose name is hostile markup;
+        # lane 3 then let go (its hold run out): a lane nobody holds.
+        cls.cli('group', 'create', 'sharded', '--pattern', 'app.>', '--from', 'end', '--lanes', '4', '--lease', '1h')
+        cls.cluster.psql(f"SELECT count(*) FROM tributary.consumer_next('sharded', {quote(HOSTILE)}, 1);")
+        cls.cluster.psql("UPDATE tributary.group_lanes SET held_until = now() - interval '1 second' WHERE lane = 3;")
         for key in ('k1', 'k2'):
             cls.cluster.psql(f"SELECT tributary.publish('app.live', {quote(key)}, "
                              f"{quote(json.dumps({'order': key, 'html': '<b>bold?</b>'}))}::jsonb);")
@@ -358,7 +363,7 @@ class ConsoleInBrowser(unittest.TestCase):
         self.wait(lambda d: self.cell('[data-test=overview-states] tr', 'data-state', 'published', 'td.num') == '1',
                   'one published source counted')
         self.wait(lambda d: 'Sources: 5' in d.find_element(By.ID, 'overview').text, 'five sources in all')
-        self.wait(lambda d: 'of 3' in d.find_element(By.ID, 'overview').text, 'three groups in all')
+        self.wait(lambda d: 'of 4' in d.find_element(By.ID, 'overview').text, 'four groups in all')
         self.wait(lambda d: 'broken.api' in (self.cell('[data-test=overview-attention] tr', 'data-kind', 'failing_source', 'td:nth-child(2)') or ''),
                   'broken.api among what needs attention')
         self.assert_no_html_from_data()
@@ -450,6 +455,22 @@ class ConsoleInBrowser(unittest.TestCase):
         self.assertIn('"html": "<b>bold?</b>"', letters[0].find_element(By.CSS_SELECTOR, '[data-test=payload]').text)
         self.assert_no_html_from_data()
         self.shot('console-group')
+
+    def test_groups_and_group_page_show_lanes_and_warn_of_a_lane_nobody_holds(self):
+        self.open('#/groups')
+        self.wait(lambda d: self.cell('[data-test=groups-table] tbody tr', 'data-group', 'sharded', '[data-test=lanes]') == '4 (1 unheld)',
+                  'sharded with its 4 lanes, one unheld')
+        self.assertEqual(self.cell('[data-test=groups-table] tbody tr', 'data-group', 'billing', '[data-test=lanes]'), '1')
+        self.open('#/groups/sharded')
+        self.wait_shown('[data-test=group][data-name=sharded]')
+        lanes = self.wait(lambda d: d.find_elements(By.CSS_SELECTOR, '[data-test=lane]'), 'the lanes')
+        self.assertEqual([lane.get_attribute('data-lane') for lane in lanes], ['0', '1', '2', '3'])
+        holders = [lane.find_element(By.CSS_SELECTOR, '[data-test=lane-holder]').text for lane in lanes]
+        self.assertEqual(holders, [HOSTILE] * 3 + ['nobody: its events wait'])
+        self.assertIn('bad', lanes[3].find_element(By.CSS_SELECTOR, '[data-test=lane-holder]').get_attribute('class'))
+        self.assert_no_html_from_data()
+        self.assertEqual(self.banner(), '')
+        self.shot('console-group-lanes')
 
     def test_replaying_a_dead_letter_from_the_page_brings_it_back(self):
         seqs = self.cluster.psql("SELECT seq FROM tributary.dead_letters WHERE group_name = 'replays' ORDER BY seq;").split()

@@ -118,6 +118,45 @@ TEST_CASE("console metrics: one read per 5 s whatever the scrapes; a group gone 
     CHECK(has_line(none, "tributary_console_database_up 1"));
 }
 
+TEST_CASE("console metrics: a group of lanes has a series per lane, an unheld lane as held 0; lanes gone leave none",
+          "[console]") {
+    GroupsStore store;
+    store.document = R"({"groups": [
+      {"name": "orders", "events_behind": 12, "oldest_unprocessed_age": 3, "batches_in_flight": 1,
+       "retries_waiting": 0, "dead_letters": 0, "lanes": 3, "unheld_lanes": 1, "lane_rows": [
+         {"lane": 0, "holder": "host-a:12", "events_behind": 5, "events_behind_capped": false,
+          "oldest_unprocessed_age": 3, "batches_in_flight": 1, "retries_waiting": 0},
+         {"lane": 1, "holder": null, "events_behind": 1000, "events_behind_capped": true,
+          "oldest_unprocessed_age": 2.5, "batches_in_flight": 0, "retries_waiting": 0},
+         {"lane": 2, "holder": "host-b:7", "events_behind": 0, "events_behind_capped": false,
+          "oldest_unprocessed_age": 0, "batches_in_flight": 0, "retries_waiting": 0}]},
+      {"name": "audit", "events_behind": 0, "lanes": 1, "unheld_lanes": 0}]})";
+    ManualClock clock;
+    ConsoleGroupMetrics metrics(store, "0.17.0", std::chrono::seconds(5), clock.function());
+    const auto text = metrics.scrape();
+    CHECK(has_line(text, R"(tributary_group_lanes{group="orders"} 3)"));
+    CHECK(has_line(text, R"(tributary_group_unheld_lanes{group="orders"} 1)"));
+    CHECK(has_line(text, R"(tributary_group_lanes{group="audit"} 1)"));
+    CHECK(has_line(text, R"(tributary_group_unheld_lanes{group="audit"} 0)"));
+    CHECK(has_line(text, R"(tributary_group_lane_events_behind{group="orders",lane="0"} 5)"));
+    CHECK(has_line(text, R"(tributary_group_lane_events_behind{group="orders",lane="1"} 1000)"));
+    CHECK(has_line(text, R"(tributary_group_lane_events_behind_capped{group="orders",lane="1"} 1)"));
+    CHECK(has_line(text, R"(tributary_group_lane_oldest_unprocessed_age_seconds{group="orders",lane="1"} 2.5)"));
+    CHECK(has_line(text, R"(tributary_group_lane_held{group="orders",lane="0"} 1)"));
+    CHECK(has_line(text, R"(tributary_group_lane_held{group="orders",lane="1"} 0)"));
+    CHECK(text.find(R"(group="audit",lane=)") == std::string::npos);  // a group without lanes: none
+    CHECK(text.find("host-a") == std::string::npos);                   // a holder's name is no label
+
+    // The group made again with one lane fewer: lane 2's series go.
+    store.document = R"({"groups": [{"name": "orders", "lanes": 2, "unheld_lanes": 0, "lane_rows": [
+      {"lane": 0, "holder": "a", "events_behind": 0}, {"lane": 1, "holder": "b", "events_behind": 0}]}]})";
+    clock.now += std::chrono::seconds(5);
+    const auto fewer = metrics.scrape();
+    CHECK(has_line(fewer, R"(tributary_group_lane_held{group="orders",lane="1"} 1)"));
+    CHECK(fewer.find(R"(lane="2")") == std::string::npos);
+    CHECK(fewer.find(R"(group="audit")") == std::string::npos);
+}
+
 TEST_CASE("console metrics: a database away is database_up 0 with the last read's group series, tried once per 5 s",
           "[console]") {
     GroupsStore store;

@@ -625,6 +625,7 @@
       el('td', {}, el('code', {}, g.pattern)),
       el('td', {}, g.ordered ? 'yes' : 'no'),
       el('td', {class: 'num'}, num(g.max_deliveries)),
+      lanesCell(g),
       behindCell(g),
       el('td', {class: 'num'}, duration(g.oldest_unprocessed_age)),
       el('td', {class: 'num'}, num(g.batches_in_flight)),
@@ -634,8 +635,29 @@
     ];
   }
 
-  const GROUP_COLUMNS = ['group', 'pattern', 'ordered', 'max deliveries', 'behind', 'oldest unprocessed', 'in flight',
-    'retries', 'dead letters', 'holds partitions'];
+  // A group of lanes (issue 28): how many, and how many nobody holds (their events wait).
+  function lanesCell(g) {
+    const lanes = g.lanes || 1;
+    const unheld = g.unheld_lanes || 0;
+    return el('td', {class: 'num' + (unheld > 0 ? ' bad' : ''), 'data-test': 'lanes',
+      title: unheld > 0 ? 'no consumer holds ' + num(unheld) + ' of the lanes: their events wait' : null},
+    num(lanes) + (unheld > 0 ? ' (' + num(unheld) + ' unheld)' : ''));
+  }
+
+  // Each lane of a group of lanes: who holds it and how far behind it is.
+  function laneRows(g) {
+    return (g.lane_rows || []).map((l) => el('tr', {'data-lane': l.lane, 'data-test': 'lane'},
+      el('td', {class: 'num'}, num(l.lane)),
+      l.holder === null || l.holder === undefined ? el('td', {class: 'bad', 'data-test': 'lane-holder'}, 'nobody: its events wait')
+        : el('td', {'data-test': 'lane-holder'}, el('code', {}, l.holder)),
+      behindCell(l),
+      el('td', {class: 'num'}, duration(l.oldest_unprocessed_age)),
+      el('td', {class: 'num'}, num(l.batches_in_flight)),
+      el('td', {class: 'num'}, num(l.retries_waiting))));
+  }
+
+  const GROUP_COLUMNS = ['group', 'pattern', 'ordered', 'max deliveries', 'lanes', 'behind', 'oldest unprocessed',
+    'in flight', 'retries', 'dead letters', 'holds partitions'];
 
   // The first three columns are text, the rest numbers (aligned right, as their cells).
   function groupHead() {
@@ -721,6 +743,8 @@
             groupHead(),
             el('tbody', {}, el('tr', {}, groupRow(g, false)))),
           el('p', {class: 'actions'}, replayAll, ' ', reset, ' ', actionReason(), ' ', status),
+          (g.lanes || 1) > 1 ? section('Lanes (' + num(g.lanes) + ')',
+            table('lanes', ['lane', 'holder', 'behind', 'oldest unprocessed', 'in flight', 'retries'], laneRows(g))) : null,
           section('Dead letters (' + num(page.total) + ')',
             table('dead-letters', ['seq', 'source', 'id / key', 'deliveries', 'failed', 'last error', 'payload', ''],
               items.length ? items : [emptyRow(8, 'no dead letters')]),
