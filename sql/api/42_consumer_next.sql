@@ -81,13 +81,11 @@ BEGIN
             RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::text, v_acked, NULL::int;
             RETURN;
         END IF;
-        -- In log order without a sort, as read_fresh_json's.
         RETURN QUERY
         SELECT v_batch.id, v_batch.lease_token, v_batch.delivery,
-               '[' || string_agg(tributary.event_json(f.seq, v_lease.names ->> f.source_id::text, f.event_id,
-                                                      f.event_key, f.payload, v_batch.delivery), ',') || ']',
-               v_acked, v_lease.lane
-          FROM tributary.lane_batch_events(v_group, v_lease.lane, v_batch, v_lease.watermark, v_lease.sources) f;
+               tributary.lane_batch_json(v_group, v_lease.lane, v_batch, v_lease.watermark, v_lease.sources,
+                                         v_lease.names),
+               v_acked, v_lease.lane;
         RETURN;
     END IF;
     v_batch := tributary.lease_waiting(v_group, p_consumer, NULL::int);

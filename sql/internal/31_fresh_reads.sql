@@ -71,7 +71,7 @@ SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id
 -- hold back too much for one read, never too little.
 -- With p_lane, a lane of a group of lanes (32_lanes.sql): g carries the
 -- lane's cursor and cached matches, the events are the lane's
--- (lane_fresh_events), and the lane's row is the one moved; the caller holds
+-- (lane_fresh_arrays), and the lane's row is the one moved; the caller holds
 -- it locked instead of the group's.
 -- Called by: read_fresh, read_fresh_json, lane_lease.
 CREATE OR REPLACE FUNCTION tributary.lease_fresh(g tributary.consumer_groups, p_consumer text, p_max int,
@@ -143,11 +143,9 @@ BEGIN
             v_part := coalesce(cardinality(v_part_seqs), 0);
         ELSE
             -- The lane's events read once (each read is planned: see
-            -- lane_fresh_events), and cut before the first of a busy source.
-            SELECT array_agg(f.seq ORDER BY f.tx_id, f.seq), array_agg(f.source_id ORDER BY f.tx_id, f.seq),
-                   array_agg(f.tx_id ORDER BY f.tx_id, f.seq)
-              INTO v_part_seqs, v_part_sources, v_part_txs
-              FROM tributary.lane_fresh_events(g, p_lane, watermark, sources, p_max - v_count) f;
+            -- lane_fresh_arrays), and cut before the first of a busy source.
+            SELECT f.seqs, f.source_ids, f.tx_ids INTO v_part_seqs, v_part_sources, v_part_txs
+              FROM tributary.lane_fresh_arrays(g, p_lane, watermark, sources, p_max - v_count) f;
             v_part := coalesce(cardinality(v_part_seqs), 0);
             FOR i IN 1 .. CASE WHEN cardinality(v_busy) > 0 THEN v_part ELSE 0 END LOOP
                 IF v_part_sources[i] = ANY (v_busy) THEN

@@ -14,8 +14,8 @@
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes:
 -- everything here is CREATE OR REPLACE.
 
--- lane_events_json read a fresh batch for consumer_next; lane_batch_events
--- reads every batch of a lane, for consumer_next and consumer_read.
+-- lane_events_json read a fresh batch for consumer_next; lane_batch_json
+-- reads every batch of a lane for it (lane_batch_events for consumer_read).
 DROP FUNCTION IF EXISTS tributary.lane_events_json(tributary.consumer_groups, int, tributary.consumer_batches, xid8,
                                                    bit varying, jsonb);
 
@@ -57,7 +57,7 @@ END $$;
 -- $4 the watermark, $5 the sources (NULL: all), $6 the most events, $7 the
 -- one seq wanted (NULL: any). The lane count is written in, for the planner
 -- to match the lane index.
--- Called by: lane_fresh_events, lane_batch_events.
+-- Called by: lane_fresh_arrays, lane_batch_events, lane_batch_json, lane_backlog_capped.
 CREATE OR REPLACE FUNCTION tributary.lane_range_sql(p_lanes int) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
 SELECT format($q$
@@ -73,23 +73,30 @@ SELECT format($q$
 
 -- Lane p_lane's share of fresh_events (31_fresh_reads.sql): the first p_max
 -- events of the lane after g's cursor (the lane's, put into g by the caller)
--- below p_watermark, of the sources set in p_sources. The lane count must be
--- written into the statement for the planner to use the lane index, so the
--- statement is planned at each call; its bounds are then constants too, and
--- the plan holds the partitions they fall in (lease_fresh reads a few
+-- below p_watermark, of the sources set in p_sources, as three arrays in log
+-- order (aggregated in the statement itself: a set returned from here would
+-- be stored once more before its caller aggregated it). The lane count must
+-- be written into the statement for the planner to use the lane index, so
+-- the statement is planned at each call; its bounds are then constants too,
+-- and the plan holds the partitions they fall in (lease_fresh reads a few
 -- partitions at a time). No sort and no bitmap: until ANALYZE has seen the
 -- lane index, the planner takes a lane for 0.5 % of the rows, and would
 -- rather gather them all and sort than walk the index in order (measured:
 -- 75 ms against 1 ms for 1000 of 25 000 events).
 -- Called by: lease_fresh.
-CREATE OR REPLACE FUNCTION tributary.lane_fresh_events(g tributary.consumer_groups, p_lane int, p_watermark xid8,
-                                                        p_sources bit varying, p_max int)
-RETURNS TABLE (seq bigint, tx_id xid8, source_id int)
+CREATE OR REPLACE FUNCTION tributary.lane_fresh_arrays(g tributary.consumer_groups, p_lane int, p_watermark xid8,
+                                                        p_sources bit varying, p_max int,
+                                                        OUT seqs bigint[], OUT source_ids int[], OUT tx_ids xid8[])
 LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
 BEGIN
-    RETURN QUERY EXECUTE 'SELECT e.seq, e.tx_id, e.source_id' || tributary.lane_range_sql(g.lanes)
-        USING p_lane, g.cursor_tx, g.cursor_seq, p_watermark, p_sources, p_max, NULL::bigint;
+    EXECUTE 'SELECT array_agg(f.seq), array_agg(f.source_id), array_agg(f.tx_id)'
+            ' FROM (SELECT e.seq, e.tx_id, e.source_id' || tributary.lane_range_sql(g.lanes) || ') f'
+       INTO seqs, source_ids, tx_ids
+      USING p_lane, g.cursor_tx, g.cursor_seq, p_watermark, p_sources, p_max, NULL::bigint;
 END $$;
+
+-- lane_fresh_events returned the rows (before lane_fresh_arrays).
+DROP FUNCTION IF EXISTS tributary.lane_fresh_events(tributary.consumer_groups, int, xid8, bit varying, int);
 
 -- The consumer p_consumer of group g (of lanes) is alive, and holds its
 -- share of the lanes: ceil(lanes / consumers alive). It says it is alive
@@ -191,7 +198,7 @@ END $$;
 
 -- The sources p_ids as bits (bit i set: source i is one), as
 -- matching_source_bits gives a pattern's.
--- Called by: lane_batch_events.
+-- Called by: lane_batch_bounds.
 CREATE OR REPLACE FUNCTION tributary.source_bits(p_ids int[]) RETURNS bit varying
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
@@ -204,18 +211,39 @@ BEGIN
     RETURN v_bits;
 END $$;
 
--- The events of batch b of lane p_lane of group g, in log order, read as one
--- range of the lane index, never by looking up each seq (a lane's batch
--- spans partitions: a lookup of 1000 seqs in 64 of them took 25-300 ms).
--- A fresh batch (p_watermark and p_sources as lane_lease gave them): the
--- first cardinality(b.seqs) events of the lane after the point just before
--- its first, below p_watermark, of p_sources. A batch that waited
--- (p_watermark NULL): one of many events holds every event of its sources
--- from its first to its last (a fresh read took them all, and a batch keeps
--- its events when taken over), so the same range with its own sources and
--- its last transaction as the bound; one of one event (a retry, whose
--- bounds are its first batch's) is the event with its seq in that range.
--- Called by: consumer_next, consumer_read.
+-- Where the events of batch b of lane p_lane lie (lane_range_sql's $4, $5,
+-- $7), read again as one range of the lane index, never by looking up each
+-- seq (a lane's batch spans partitions: a lookup of 1000 seqs in 64 of them
+-- took 25-300 ms). A fresh batch (p_watermark and p_sources as lane_lease
+-- gave them): the first cardinality(b.seqs) events of the lane after the
+-- point just before its first, below p_watermark, of p_sources. A batch that
+-- waited (p_watermark NULL): one of many events holds every event of its
+-- sources from its first to its last (a fresh read took them all, and a
+-- batch keeps its events when taken over), so the same range with its own
+-- sources and its last transaction as the bound; one of one event (a retry,
+-- whose bounds are its first batch's) is the event with its seq in that
+-- range.
+-- Called by: lane_batch_events, lane_batch_json.
+CREATE OR REPLACE FUNCTION tributary.lane_batch_bounds(b tributary.consumer_batches, p_watermark xid8,
+                                                       p_sources bit varying,
+                                                       OUT watermark xid8, OUT sources bit varying, OUT seq bigint)
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    watermark := p_watermark;
+    sources := p_sources;
+    IF p_watermark IS NULL THEN
+        watermark := (b.tx_to::text::numeric + 1)::text::xid8;
+        IF cardinality(b.seqs) = 1 THEN
+            seq := b.seqs[1];
+        ELSE
+            sources := tributary.source_bits(b.source_ids);
+        END IF;
+    END IF;
+END $$;
+
+-- The events of batch b of lane p_lane of group g as rows, in log order
+-- (lane_batch_bounds).
+-- Called by: consumer_read.
 CREATE OR REPLACE FUNCTION tributary.lane_batch_events(g tributary.consumer_groups, p_lane int,
                                                         b tributary.consumer_batches, p_watermark xid8,
                                                         p_sources bit varying)
@@ -223,19 +251,34 @@ RETURNS TABLE (seq bigint, tx_id xid8, source_id int, event_id bigint, event_key
                loaded_at timestamptz)
 LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
 DECLARE
-    v_seq bigint;
+    v record := tributary.lane_batch_bounds(b, p_watermark, p_sources);
 BEGIN
-    IF p_watermark IS NULL THEN
-        p_watermark := (b.tx_to::text::numeric + 1)::text::xid8;
-        IF cardinality(b.seqs) = 1 THEN
-            v_seq := b.seqs[1];
-        ELSE
-            p_sources := tributary.source_bits(b.source_ids);
-        END IF;
-    END IF;
     RETURN QUERY EXECUTE 'SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text),'
                          ' e.payload, e.loaded_at' || tributary.lane_range_sql(tributary.lanes_of(g))
-        USING p_lane, b.tx_from, b.seqs[1] - 1, p_watermark, p_sources, cardinality(b.seqs), v_seq;
+        USING p_lane, b.tx_from, b.seqs[1] - 1, v.watermark, v.sources, cardinality(b.seqs), v.seq;
+END $$;
+
+-- The events of batch b of lane p_lane of group g as consumer_next hands
+-- them out: one JSON array in log order (see read_fresh_json), made in the
+-- statement that reads them (lane_batch_bounds). p_names: the names of the
+-- batch's sources by id.
+-- Called by: consumer_next.
+CREATE OR REPLACE FUNCTION tributary.lane_batch_json(g tributary.consumer_groups, p_lane int,
+                                                      b tributary.consumer_batches, p_watermark xid8,
+                                                      p_sources bit varying, p_names jsonb) RETURNS text
+LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
+DECLARE
+    v record := tributary.lane_batch_bounds(b, p_watermark, p_sources);
+    v_events text;
+BEGIN
+    EXECUTE $q$
+        SELECT '[' || string_agg(tributary.event_json(f.seq, $8 ->> f.source_id::text, f.event_id, f.event_key,
+                                                      f.payload, $9), ',') || ']'
+          FROM (SELECT e.seq, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text) AS event_key, e.payload
+          $q$ || tributary.lane_range_sql(tributary.lanes_of(g)) || ') f'
+       INTO v_events
+      USING p_lane, b.tx_from, b.seqs[1] - 1, v.watermark, v.sources, cardinality(b.seqs), v.seq, p_names, b.delivery;
+    RETURN v_events;
 END $$;
 
 -- Lane p_lane's backlog counted up to a cap, as group_backlog_capped counts
