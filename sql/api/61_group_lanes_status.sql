@@ -17,51 +17,16 @@
 --                      alive has room, or none runs): its events wait
 --   held_until         when the holder's hold runs out unless it reads again
 --   events_behind      events of the lane's sources not yet handed out
---   oldest_unprocessed_age  as group_status's, for the lane
+--   oldest_unprocessed_age  as group_status's, for the lane (of a batch in
+--                      flight, its first event's age)
 --   batches_in_flight, retries_waiting  as group_status's, for the lane
 --   read_at            when a fresh read last moved the lane's cursor
 -- Called by: admins and consumers; `tributary group lanes`.
 CREATE OR REPLACE FUNCTION tributary.group_lanes_status(p_group text)
 RETURNS TABLE (lane int, holder text, held_until timestamptz, events_behind bigint,
                oldest_unprocessed_age interval, batches_in_flight int, retries_waiting int, read_at timestamptz)
-LANGUAGE plpgsql STABLE SET jit = off
+LANGUAGE sql STABLE SET jit = off
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-#variable_conflict use_column
-DECLARE
-    v_group tributary.consumer_groups := tributary.group_by_name(p_group);
-    v_lanes int := tributary.lanes_of(v_group);
-    v_bits bit varying := CASE WHEN v_group.pattern <> '>'
-                               THEN coalesce(v_group.source_bits, tributary.matching_source_bits(v_group.pattern)) END;
-BEGIN
-    IF v_lanes = 1 THEN
-        RETURN;
-    END IF;
-    RETURN QUERY
-    SELECT l.lane, CASE WHEN l.held_until > now() THEN l.holder END, l.held_until, behind.events,
-           now() - least(behind.oldest, flight.oldest, retry.oldest), flight.batches, retry.events, l.read_at
-      FROM tributary.group_lanes l
-     CROSS JOIN LATERAL (
-           SELECT count(*) AS events, min(e.loaded_at) AS oldest
-             FROM tributary.events e
-            WHERE (e.tx_id, e.seq) > (l.cursor_tx, l.cursor_seq)
-              AND e.tx_id >= l.cursor_tx    -- prunes the partitions below
-              AND e.source_id % v_lanes = l.lane
-              AND (v_bits IS NULL OR (e.source_id < length(v_bits) AND get_bit(v_bits, e.source_id) = 1))) behind
-     CROSS JOIN LATERAL (
-           SELECT count(*)::int AS batches,
-                  (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2
-                     JOIN tributary.events e
-                       ON e.seq = ANY (b2.seqs)
-                      AND e.tx_id BETWEEN tributary.tx_from(b2.tx_from) AND tributary.tx_to(b2.tx_to)
-                    WHERE b2.group_id = v_group.id AND b2.source_ids[1] % v_lanes = l.lane) AS oldest
-             FROM tributary.consumer_batches b
-            WHERE b.group_id = v_group.id AND b.source_ids[1] % v_lanes = l.lane) flight
-     CROSS JOIN LATERAL (
-           SELECT count(*)::int AS events, min(e.loaded_at) AS oldest
-             FROM tributary.consumer_retries r
-             JOIN tributary.events e
-               ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
-            WHERE r.group_id = v_group.id AND r.source_id % v_lanes = l.lane) retry
-     WHERE l.group_id = v_group.id
-     ORDER BY l.lane;
-END $$;
+SELECT l.lane, l.holder, l.held_until, l.events_behind, l.oldest_unprocessed_age, l.batches_in_flight,
+       l.retries_waiting, l.read_at
+  FROM tributary.lane_rows(tributary.group_by_name(p_group), NULL) l $$;

@@ -281,29 +281,81 @@ BEGIN
     RETURN v_events;
 END $$;
 
--- Lane p_lane's backlog counted up to a cap, as group_backlog_capped counts
--- a group's: the lane's events after g's cursor (the lane's, put into g by
--- the caller) of the sources set in p_sources (NULL: all), read through the
--- lane index in log order, at most p_cap + 1 of them, in the 8 partitions
--- from the cursor's on (a plan over every partition after a cursor far
--- behind cost 30 ms a lane to make). capped: more than p_cap, or the count
--- stopped at the 8th partition's end while the log goes on (at least).
--- oldest: the oldest loaded_at among those read.
--- Called by: console_lane_rows.
+-- Lane p_lane's backlog: the lane's events after g's cursor (the lane's,
+-- put into g by the caller) of the sources set in p_sources (NULL: all),
+-- read through the lane index in log order; oldest: the oldest loaded_at
+-- among those read. p_cap NULL: all of them, exactly (capped false).
+-- Otherwise counted up to a cap, as group_backlog_capped counts a group's:
+-- at most p_cap + 1 of them, in the 8 partitions from the cursor's on (a
+-- plan over every partition after a cursor far behind cost 30 ms a lane to
+-- make); capped: more than p_cap, or the count stopped at the 8th
+-- partition's end while the log goes on (at least).
+-- Called by: lane_rows.
 CREATE OR REPLACE FUNCTION tributary.lane_backlog_capped(g tributary.consumer_groups, p_lane int,
                                                          p_sources bit varying, p_cap bigint,
                                                          OUT events bigint, OUT capped boolean,
                                                          OUT oldest timestamptz)
 LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
 DECLARE
-    v_end xid8 := tributary.partition_end(g.cursor_tx, 8);
+    v_end xid8 := CASE WHEN p_cap IS NOT NULL THEN tributary.partition_end(g.cursor_tx, 8) END;
 BEGIN
-    EXECUTE 'SELECT least(count(*), $8), count(*) > $8, min(h.loaded_at) FROM (SELECT e.loaded_at'
-            || tributary.lane_range_sql(tributary.lanes_of(g)) || ') h'
+    EXECUTE 'SELECT coalesce(least(count(*), $8), count(*)), coalesce(count(*) > $8, false), min(h.loaded_at)'
+            ' FROM (SELECT e.loaded_at' || tributary.lane_range_sql(tributary.lanes_of(g)) || ') h'
        INTO events, capped, oldest
       USING p_lane, g.cursor_tx, g.cursor_seq, coalesce(v_end, '18446744073709551615'::xid8), p_sources, p_cap + 1,
             NULL::bigint, p_cap;
-    capped := capped OR v_end < pg_snapshot_xmin(pg_current_snapshot());
+    capped := capped OR coalesce(v_end < pg_snapshot_xmin(pg_current_snapshot()), false);
+END $$;
+
+-- How each lane of group g is doing, in lane order (none for a group of one
+-- lane): its holder (NULL: nobody holds it now), its backlog
+-- (lane_backlog_capped: exact when p_cap is NULL), the age of its oldest
+-- event not yet acknowledged (behind, in flight or waiting for a retry; of a
+-- batch in flight, its first event's: a lane's batch spans partitions, and
+-- its first event is one lookup), its batches in flight and retries.
+-- Called by: group_lanes_status, console_lane_rows.
+CREATE OR REPLACE FUNCTION tributary.lane_rows(g tributary.consumer_groups, p_cap bigint)
+RETURNS TABLE (lane int, holder text, held_until timestamptz, events_behind bigint, events_behind_capped boolean,
+               oldest_unprocessed_age interval, batches_in_flight int, retries_waiting int, read_at timestamptz)
+LANGUAGE plpgsql STABLE SET jit = off AS $$
+DECLARE
+    v_lanes int := tributary.lanes_of(g);
+    v_bits bit varying;
+    v_lane record;    -- a row of tributary.group_lanes (a record: see lanes_of)
+    v_behind record;
+    v_flight record;
+    v_retry record;
+BEGIN
+    IF v_lanes = 1 THEN
+        RETURN;
+    END IF;
+    IF g.pattern <> '>' THEN
+        v_bits := coalesce(g.source_bits, tributary.matching_source_bits(g.pattern));
+    END IF;
+    FOR v_lane IN SELECT * FROM tributary.group_lanes l WHERE l.group_id = g.id ORDER BY l.lane LOOP
+        g.cursor_tx := v_lane.cursor_tx;
+        g.cursor_seq := v_lane.cursor_seq;
+        SELECT * INTO v_behind FROM tributary.lane_backlog_capped(g, v_lane.lane, v_bits, p_cap);
+        SELECT count(*)::int AS batches, min(e.loaded_at) AS oldest INTO v_flight
+          FROM tributary.consumer_batches b
+          LEFT JOIN tributary.events e ON e.tx_id = b.tx_from AND e.seq = b.seqs[1]
+         WHERE b.group_id = g.id AND b.source_ids[1] % v_lanes = v_lane.lane;
+        SELECT count(*)::int AS events, min(e.loaded_at) AS oldest INTO v_retry
+          FROM tributary.consumer_retries r
+          LEFT JOIN tributary.events e
+            ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
+         WHERE r.group_id = g.id AND r.source_id % v_lanes = v_lane.lane;
+        lane := v_lane.lane;
+        holder := CASE WHEN v_lane.held_until > now() THEN v_lane.holder END;
+        held_until := v_lane.held_until;
+        events_behind := v_behind.events;
+        events_behind_capped := v_behind.capped;
+        oldest_unprocessed_age := now() - least(v_behind.oldest, v_flight.oldest, v_retry.oldest);
+        batches_in_flight := v_flight.batches;
+        retries_waiting := v_retry.events;
+        read_at := v_lane.read_at;
+        RETURN NEXT;
+    END LOOP;
 END $$;
 
 -- The lowest cursor of group g's lanes, in g (the group's own for a group

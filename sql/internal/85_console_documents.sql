@@ -169,50 +169,17 @@ END $$;
 
 -- The lanes of group g (issue 28) as the console shows them, in lane order:
 -- [{"lane", "holder" (null: nobody holds it, its events wait),
--- "events_behind" and "events_behind_capped" (counted up to p_cap, as a
--- group's), "oldest_unprocessed_age" (behind, in flight or waiting for a
--- retry; of a batch in flight, its first event's), "batches_in_flight",
--- "retries_waiting"}, ...]; NULL for a group of one lane. A lane's events
--- are counted through the lane index, so a lane costs a read of at most
--- p_cap + 1 of its events, whatever the other lanes hold.
--- Called by: console_groups, console_group.
+-- "events_behind" and "events_behind_capped" (counted up to p_cap),
+-- "oldest_unprocessed_age", "batches_in_flight", "retries_waiting"}, ...]
+-- (lane_rows); NULL for a group of one lane. A lane's events are counted
+-- through the lane index, so a lane costs a read of at most p_cap + 1 of its
+-- events, whatever the other lanes hold.
+-- Called by: console_lanes.
 CREATE OR REPLACE FUNCTION tributary.console_lane_rows(g tributary.consumer_groups, p_cap bigint) RETURNS jsonb
-LANGUAGE plpgsql STABLE SET jit = off AS $$
-DECLARE
-    v_lanes int := tributary.lanes_of(g);
-    v_bits bit varying;
-    v_rows jsonb := '[]';
-    v_lane record;    -- a row of tributary.group_lanes (a record: see lanes_of)
-    v_behind record;
-    v_flight record;
-    v_retry record;
-BEGIN
-    IF v_lanes = 1 THEN
-        RETURN NULL;
-    END IF;
-    IF g.pattern <> '>' THEN
-        v_bits := coalesce(g.source_bits, tributary.matching_source_bits(g.pattern));
-    END IF;
-    FOR v_lane IN SELECT * FROM tributary.group_lanes l WHERE l.group_id = g.id ORDER BY l.lane LOOP
-        g.cursor_tx := v_lane.cursor_tx;
-        g.cursor_seq := v_lane.cursor_seq;
-        SELECT * INTO v_behind FROM tributary.lane_backlog_capped(g, v_lane.lane, v_bits, p_cap);
-        SELECT count(*)::int AS batches, min(e.loaded_at) AS oldest INTO v_flight
-          FROM tributary.consumer_batches b
-          LEFT JOIN tributary.events e ON e.tx_id = b.tx_from AND e.seq = b.seqs[1]
-         WHERE b.group_id = g.id AND b.source_ids[1] % v_lanes = v_lane.lane;
-        SELECT count(*)::int AS events, min(e.loaded_at) AS oldest INTO v_retry
-          FROM tributary.consumer_retries r
-          LEFT JOIN tributary.events e
-            ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
-         WHERE r.group_id = g.id AND r.source_id % v_lanes = v_lane.lane;
-        v_rows := v_rows || jsonb_build_object(
-            'lane', v_lane.lane,
-            'holder', CASE WHEN v_lane.held_until > now() THEN v_lane.holder END,
-            'events_behind', v_behind.events, 'events_behind_capped', v_behind.capped,
-            'oldest_unprocessed_age',
-            coalesce(tributary.console_seconds(now() - least(v_behind.oldest, v_flight.oldest, v_retry.oldest)), 0),
-            'batches_in_flight', v_flight.batches, 'retries_waiting', v_retry.events);
-    END LOOP;
-    RETURN v_rows;
-END $$;
+LANGUAGE sql STABLE AS $$
+SELECT jsonb_agg(jsonb_build_object(
+           'lane', l.lane, 'holder', l.holder, 'events_behind', l.events_behind,
+           'events_behind_capped', l.events_behind_capped,
+           'oldest_unprocessed_age', coalesce(tributary.console_seconds(l.oldest_unprocessed_age), 0),
+           'batches_in_flight', l.batches_in_flight, 'retries_waiting', l.retries_waiting) ORDER BY l.lane)
+  FROM tributary.lane_rows(g, p_cap) l $$;
