@@ -16,6 +16,8 @@
 
 namespace tributary::crash {
 
+const char* const kIncarnationVariable = "CRASH_INCARNATION";
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -80,6 +82,7 @@ Supervisor::~Supervisor() {
 void Supervisor::start(Slot& slot) {
     ++slot.incarnation;
     std::vector<std::string> env = config_.env;
+    env.push_back(std::string(kIncarnationVariable) + "=" + std::to_string(slot.incarnation));
     if (!config_.fault_points.empty()) {
         env.push_back("TRIBUTARY_FAULT_POINTS=" + config_.fault_points);
         env.push_back("TRIBUTARY_FAULT_SEED=" +

@@ -23,6 +23,11 @@ namespace tributary::crash {
 class Cluster;
 class Tally;
 
+/// Every incarnation's environment holds its number (1, 2, ...) under this
+/// name, so that what it leaves behind (a consumer's record of its batches)
+/// can be told from what the incarnation before it left.
+extern const char* const kIncarnationVariable;
+
 /// One supervised process: `BINARY --db DB_URL ARGS...`.
 struct ProcessSpec {
     std::string name;  ///< also its application_name in PostgreSQL
