@@ -3,8 +3,10 @@
 // restarts, a faulty TCP proxy, hostile sources) against sources with known
 // ground truth, and webhook receivers (issue 15) under kill -9 and the same
 // database faults take events from a sender that retries until acknowledged;
-// then the faults heal, the loaders and the sender drain, everything stops
-// gracefully, and an independent checker counts anomalies. Exit 0 only when
+// meanwhile consumers of a group of lanes (issue 28) read the log as it is
+// written, under kill -9 and SIGSTOP of their own; then the faults heal, the
+// loaders, the sender and the consumers drain, everything stops gracefully,
+// and an independent checker counts anomalies. Exit 0 only when
 // all are zero.
 
 #include <csignal>
@@ -20,6 +22,8 @@
 #include "group_read.h"
 #include "hostile.h"
 #include "lease_watch.h"
+#include "live_consumers.h"
+#include "live_group_check.h"
 #include "monitor.h"
 #include "partitioned_log.h"
 #include "processes.h"
@@ -253,6 +257,7 @@ int run(const RunOptions& o) {
         const bool push = pushing(o, bin);
         const auto pushed = push ? pushed_sources(o.push_sources, o.seed) : std::vector<PushedSourceSpec>{};
         register_pushed(bin, cluster, pushed);
+        if (o.consumers > 0) create_live_group(cluster);  // before any event: it is handed them all
         const auto proxy = start_proxy(o, bin, cluster);
 
         Supervisor supervisor(supervisor_config(o, bin, log_dir), loader_specs(o, cluster, proxy.get()), tally,
@@ -270,6 +275,12 @@ int run(const RunOptions& o) {
             sender_config.seed = o.seed;
             sender = std::make_unique<Sender>(sender_config, tally);
         }
+        const std::string record_dir = log_dir + "/live-consumers";
+        std::unique_ptr<Supervisor> consumers;
+        if (o.consumers > 0)
+            consumers = std::make_unique<Supervisor>(live_consumer_config(bin.tributary, log_dir),
+                                                     live_consumer_specs(o.consumers, cluster, proxy.get(), record_dir),
+                                                     tally, cluster);
         LeaseWatch lease(cluster, tally, "maintainer");
         LeaseWatch herald_lease(cluster, tally, "herald");  // loaders and receivers compete for it
         HostileEpisodes hostile(sources, tally, supervisor, bin.tributary, cluster.url(), kHostileTimeout);
@@ -279,7 +290,8 @@ int run(const RunOptions& o) {
         scheduler_config.duration = std::chrono::seconds(o.duration_s);
         scheduler_config.seed = o.seed;
         const double faults_began = elapsed_s();
-        Scheduler(scheduler_config, supervisor, receivers.get(), cluster, proxy.get(), hostile, tally).run();
+        Scheduler(scheduler_config, supervisor, receivers.get(), consumers.get(), cluster, proxy.get(), hostile, tally)
+            .run();
         const double faults_took = elapsed_s() - faults_began;
         if (sender) sender->stop_sending();
 
@@ -292,6 +304,13 @@ int run(const RunOptions& o) {
                               "the sender still had unacknowledged requests 60 s after the loaders' drain");
             say("sender drained in " + fixed(elapsed_s() - began) + " s more");
             drain_took += elapsed_s() - began;
+        }
+        if (consumers) {
+            // The log is complete: the consumers read to its end, then stop
+            // (before the loaders: they compete for the herald's lease too).
+            drain_took += drain_live_group(cluster, tally, std::chrono::seconds(o.drain_timeout_s));
+            say("stopping every consumer with SIGTERM");
+            consumers->stop_all();
         }
         monitor.stop();
         say("stopping every loader with SIGTERM");
@@ -311,13 +330,19 @@ int run(const RunOptions& o) {
             events_checked +=
                 record_push_check(check_pushed(cluster.url("crash-checker"), sender->sent()), *sender, tally, figures);
         record_log_check(cluster.url("crash-checker"), o, tally, figures);
+        if (consumers) {
+            const auto live = check_live_group(cluster.url("crash-checker"), record_dir);
+            record_anomalies(live.report, tally);
+            for (const auto& f : live.figures) figures.push_back(f);
+        }
         for (auto& f : lease.figures()) figures.push_back(std::move(f));
         for (auto& f : herald_lease.figures()) figures.push_back(std::move(f));
         figures.insert(figures.begin(), "fault phase " + fixed(faults_took) + " s, drain " + fixed(drain_took) +
                                             " s, check " + fixed(elapsed_s() - check_began) + " s");
         for (auto& f : monitor.figures()) figures.push_back(std::move(f));
         figures.push_back("longest graceful stop after SIGTERM: " + fixed(supervisor.max_graceful_stop_s(), 2) + " s" +
-                          (receivers ? ", receivers " + fixed(receivers->max_graceful_stop_s(), 2) + " s" : ""));
+                          (receivers ? ", receivers " + fixed(receivers->max_graceful_stop_s(), 2) + " s" : "") +
+                          (consumers ? ", consumers " + fixed(consumers->max_graceful_stop_s(), 2) + " s" : ""));
         if (proxy) {
             try {
                 figures.push_back("proxy: " + proxy->stats());

@@ -47,6 +47,10 @@ const std::vector<std::string>& anomaly_classes() {
         "group_lost",
         "group_duplicated",
         "group_out_of_order",
+        "live_group_skipped",
+        "live_group_out_of_order",
+        "live_group_dead_letters",
+        "live_group_bad_record",
     };
     return kClasses;
 }

@@ -16,7 +16,7 @@ const char* kUsage = R"(crash_suite: loaders under faults, then an independent c
   crash_suite [--duration 180] [--seed N] [--loaders 3] [--workers 2] [--proxy auto|on|off]
               [--fault-point-probability 0.001] [--drain-timeout 150] [--healthy 8] [--hostile 4]
               [--backlog 3000] [--rate 40] [--receivers 2] [--push-sources 2] [--push-lanes 4]
-              [--push-rate 100] [--log-dir DIR] [--keep-logs]
+              [--push-rate 100] [--consumers 3] [--log-dir DIR] [--keep-logs]
 
 --duration is the fault phase in seconds; --seed replays a run's schedule (default: random, printed
 first). Exit code 0 when every anomaly count is zero, 1 otherwise, 2 on a harness error.
@@ -72,6 +72,7 @@ RunOptions parse_run_options(int argc, char** argv) {
             else if (flag == "--push-sources") o.push_sources = std::stoi(value);
             else if (flag == "--push-lanes") o.push_lanes = std::stoi(value);
             else if (flag == "--push-rate") o.push_rate = std::stod(value);
+            else if (flag == "--consumers") o.consumers = std::stoi(value);
             else if (flag == "--log-dir") o.log_dir = value;
             else usage_error("unknown option " + flag);
         } catch (const std::logic_error&) {
@@ -83,6 +84,7 @@ RunOptions parse_run_options(int argc, char** argv) {
     if (o.receivers < 0 || (o.receivers > 0 && (o.push_sources < 1 || o.push_lanes < 1 || o.push_rate <= 0)))
         usage_error(
             "--receivers is 0 or more; with receivers, --push-sources, --push-lanes and --push-rate are positive");
+    if (o.consumers < 0) usage_error("--consumers is 0 or more");
     if (o.proxy != "auto" && o.proxy != "on" && o.proxy != "off") usage_error("--proxy is auto, on or off");
     if (!o.seed_given) o.seed = std::random_device{}() % 1000000000ULL;
     return o;

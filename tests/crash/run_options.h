@@ -27,6 +27,8 @@ struct RunOptions {
     int push_sources = 2;
     int push_lanes = 4;
     double push_rate = 100;
+    /// Consumers of a group of 4 lanes reading the log during the faults (issue 28); 0 leaves them out.
+    int consumers = 3;
     std::string log_dir;  ///< default: a new directory under /tmp
     bool keep_logs = false;
 };

@@ -25,15 +25,23 @@ struct Weighted {
     double weight;
     bool needs_proxy;
     bool needs_receivers = false;
+    bool needs_consumers = false;
 };
+
+/// The statement every read of `tributary consume` runs (its prepared
+/// src/postgres/statements/group_log/next.sql, which acks the batch before),
+/// as pg_stat_activity shows it: a comment comes first, so it is matched
+/// anywhere in the text.
+constexpr const char* kConsumerRead = "%tributary.consumer_next(";
 
 }  // namespace
 
-Scheduler::Scheduler(SchedulerConfig config, Supervisor& supervisor, Supervisor* receivers, Cluster& cluster,
-                     Proxy* proxy, HostileEpisodes& hostile, Tally& tally)
+Scheduler::Scheduler(SchedulerConfig config, Supervisor& supervisor, Supervisor* receivers, Supervisor* consumers,
+                     Cluster& cluster, Proxy* proxy, HostileEpisodes& hostile, Tally& tally)
     : config_(config),
       supervisor_(supervisor),
       receivers_(receivers),
+      consumers_(consumers),
       cluster_(cluster),
       proxy_(proxy),
       hostile_(hostile),
@@ -125,10 +133,16 @@ void Scheduler::run() {
         {static_cast<int>(Kind::terminate_receiver_sessions), 1, false, true},
         {static_cast<int>(Kind::proxy_cut_after_receiver_commit), 1.5, true, true},
         {static_cast<int>(Kind::kill9_receiver_mid_commit), 1.5, false, true},
+        {static_cast<int>(Kind::kill9_consumer), 2, false, false, true},
+        {static_cast<int>(Kind::pause_consumer), 1.5, false, false, true},
+        {static_cast<int>(Kind::kill9_consumer_mid_read), 1, false, false, true},
     };
     std::vector<double> weights;
     for (const auto& k : kKinds)
-        weights.push_back((k.needs_proxy && !proxy_) || (k.needs_receivers && !receivers_) ? 0 : k.weight);
+        weights.push_back((k.needs_proxy && !proxy_) || (k.needs_receivers && !receivers_) ||
+                                  (k.needs_consumers && !consumers_)
+                              ? 0
+                              : k.weight);
     std::discrete_distribution<std::size_t> pick(weights.begin(), weights.end());
 
     auto next_fault = Clock::now() + between(1000, 3000);
@@ -154,6 +168,8 @@ void Scheduler::run() {
     run_due(true);
     if (proxy_) proxy_->control("/heal");
     for (int i = 0; i < supervisor_.size(); ++i) supervisor_.resume(i);
+    if (consumers_)
+        for (int i = 0; i < consumers_->size(); ++i) consumers_->resume(i);
     hostile_.end_all();
 }
 
@@ -193,6 +209,9 @@ bool Scheduler::inject(Kind kind) {
         case Kind::sigterm_receiver:
         case Kind::terminate_receiver_sessions:
         case Kind::kill9_receiver_mid_commit: return receiver_fault(kind);
+        case Kind::kill9_consumer:
+        case Kind::pause_consumer:
+        case Kind::kill9_consumer_mid_read: return consumer_fault(kind);
         default: return proxy_fault(kind);
     }
 }
@@ -235,6 +254,56 @@ bool Scheduler::receiver_fault(Kind kind) {
             tally_.fault("pg_terminate_backend receiver sessions");
             tally_.observe("backends terminated (receiver)", n);
             say("pg_terminate_backend of " + spec.name + "'s sessions: " + std::to_string(n));
+            return true;
+        }
+        default: return false;
+    }
+}
+
+bool Scheduler::consumer_fault(Kind kind) {
+    if (!consumers_) return false;
+    const int i = std::uniform_int_distribution<int>(0, consumers_->size() - 1)(random_);
+    const auto& spec = consumers_->spec(i);
+    switch (kind) {
+        case Kind::kill9_consumer:
+            // Its batch in hand (handled or not, never acked: the ack rides on
+            // the next read) comes back to a consumer of its lane after the lease.
+            if (!consumers_->kill9(i)) return false;
+            tally_.fault("kill -9 consumer");
+            say("kill -9 " + spec.name);
+            return true;
+        case Kind::kill9_consumer_mid_read: {
+            // Frozen while its read runs in the server, which completes it:
+            // the previous batch acked and a new one leased to a consumer that
+            // dies before its command sees it (a plain kill -9 rarely lands there).
+            if (!cluster_.wait_for_statement(spec.name, kConsumerRead, std::chrono::seconds(3))) return false;
+            if (!consumers_->pause(i)) return false;
+            tally_.fault("kill -9 consumer mid-read (SIGSTOP during its consumer_next)");
+            say("SIGSTOP " + spec.name + " during its read; kill -9 follows");
+            later(between(300, 1500), [this, i, name = spec.name] {
+                if (consumers_->kill9(i)) say("kill -9 " + name + " (stopped mid-read)");
+            });
+            return true;
+        }
+        case Kind::pause_consumer: {
+            // One at a time, as for the loaders. Longer than the group's lease
+            // (5 s): its lanes and its batch in hand pass to the others, and
+            // it wakes up to settle a batch it no longer holds.
+            if (consumers_->paused_count().value_or(1) > 0) return false;
+            if (!consumers_->pause(i)) return false;
+            const auto pause_for = between(5000, 15000);
+            const bool terminate = std::bernoulli_distribution(0.5)(random_);
+            tally_.fault(std::string("SIGSTOP consumer") + (terminate ? " + terminate its sessions" : ""));
+            say("SIGSTOP " + spec.name + " for " + std::to_string(pause_for.count()) + " ms" +
+                (terminate ? ", its sessions terminated meanwhile" : ""));
+            if (terminate)
+                later(between(1000, 3000), [this, name = spec.name] {
+                    const int n = cluster_.terminate_application(name);
+                    tally_.observe("backends terminated (paused consumer)", n);
+                });
+            later(pause_for, [this, i, name = spec.name] {
+                if (consumers_->resume(i)) say("SIGCONT " + name);
+            });
             return true;
         }
         default: return false;

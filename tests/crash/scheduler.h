@@ -36,12 +36,13 @@ struct SchedulerConfig {
 
 class Scheduler {
 public:
-    /// `receivers` (the webhook receivers' supervisor) may be null: no pushed sources.
-    Scheduler(SchedulerConfig config, Supervisor& supervisor, Supervisor* receivers, Cluster& cluster, Proxy* proxy,
-              HostileEpisodes& hostile, Tally& tally);
+    /// `receivers` (the webhook receivers' supervisor) may be null: no pushed sources;
+    /// `consumers` (the live group's consumers') likewise: no consumers during the faults.
+    Scheduler(SchedulerConfig config, Supervisor& supervisor, Supervisor* receivers, Supervisor* consumers,
+              Cluster& cluster, Proxy* proxy, HostileEpisodes& hostile, Tally& tally);
 
     /// Injects faults until the duration is over, then heals everything:
-    /// loaders resumed, proxy faults off, hostile sources back to none.
+    /// loaders and consumers resumed, proxy faults off, hostile sources back to none.
     void run();
 
 private:
@@ -61,7 +62,10 @@ private:
         sigterm_receiver,
         terminate_receiver_sessions,
         proxy_cut_after_receiver_commit,
-        kill9_receiver_mid_commit
+        kill9_receiver_mid_commit,
+        kill9_consumer,
+        pause_consumer,
+        kill9_consumer_mid_read
     };
     struct Pending {
         std::chrono::steady_clock::time_point at;
@@ -84,10 +88,12 @@ private:
     bool proxy_quiet() const;
     bool begin_hostile();
     bool receiver_fault(Kind kind);
+    bool consumer_fault(Kind kind);
 
     SchedulerConfig config_;
     Supervisor& supervisor_;
     Supervisor* receivers_;
+    Supervisor* consumers_;
     Cluster& cluster_;
     Proxy* proxy_;
     HostileEpisodes& hostile_;

@@ -1,0 +1,118 @@
+#include "live_consumers.h"
+
+#include <filesystem>
+#include <thread>
+
+#include "cluster.h"
+#include "proxy.h"
+#include "report.h"
+#include "run_options.h"
+
+namespace tributary::crash {
+
+const char* const kLiveGroup = "crash-live-lanes";
+
+namespace {
+
+constexpr int kLiveLanes = 4;
+/// The group's lease, shorter than the default 30 s: a consumer SIGSTOPped
+/// for 5-20 s then loses its lanes and its batch in flight to the others,
+/// and a killed one's batch comes back within the fault phase, not after it.
+constexpr const char* kLiveLease = "5 seconds";
+/// Below the supervisor's 15 s graceful limit: a consumer stopped at the end
+/// abandons a batch it cannot finish rather than hang.
+constexpr const char* kShutdownTimeout = "5s";
+
+/// The command each batch runs: a stamp line "@NANOSECONDS" (when the batch
+/// reached its command), then the batch's NDJSON as handed. One file per
+/// incarnation of a consumer (CRASH_INCARNATION, from the supervisor): a
+/// command cut off by its consumer's kill -9 leaves a partial last line, and
+/// only there, since the next incarnation writes another file. Stamps order
+/// the batches of different consumers (one machine, one clock); within a
+/// file, batches come in the order handed (one batch in hand at a time).
+std::string record_command(const std::string& record_dir, const std::string& consumer) {
+    return "{ echo \"@$(date +%s%N)\"; cat; } >> '" + record_dir + "/" + consumer + "'.\"$" + kIncarnationVariable +
+           "\".ndjson";
+}
+
+}  // namespace
+
+void create_live_group(const Cluster& cluster) {
+    cluster.query(std::string("SELECT tributary.group_create('") + kLiveGroup + "', '>', 'beginning', p_lease => '" +
+                  kLiveLease + "', p_lanes => " + std::to_string(kLiveLanes) + ")");
+    say(std::string("consumer group ") + kLiveGroup + ": " + std::to_string(kLiveLanes) + " lanes, lease " +
+        kLiveLease + ", from the beginning");
+}
+
+std::vector<ProcessSpec> live_consumer_specs(int count, const Cluster& cluster, const Proxy* proxy,
+                                             const std::string& record_dir) {
+    std::filesystem::create_directories(record_dir);
+    std::vector<ProcessSpec> out;
+    for (int i = 0; i < count; ++i) {
+        ProcessSpec spec;
+        spec.name = "crash-consumer-" + std::to_string(i);
+        spec.via_proxy = proxy && i > 0;  // consumer 0 direct; the others through the proxy
+        spec.db_url = cluster.url(spec.name, spec.via_proxy ? proxy->listen_port() : 0);
+        // One name per slot, kept across restarts: a restarted consumer is
+        // the same member of the group, as under systemd.
+        spec.args = {"consume",
+                     kLiveGroup,
+                     "--consumer",
+                     spec.name,
+                     "--exec",
+                     record_command(record_dir, spec.name),
+                     "--shutdown-timeout",
+                     kShutdownTimeout};
+        out.push_back(std::move(spec));
+    }
+    return out;
+}
+
+SupervisorConfig live_consumer_config(const std::string& tributary_bin, const std::string& log_dir) {
+    SupervisorConfig config;
+    config.binary = tributary_bin;  // no fault points: kill -9, SIGSTOP and the database's faults are theirs
+    config.role = "consumer";
+    config.ready_line = " worker(s)";  // "consuming with 1 worker(s)", once its signal handling is in place
+    config.log_dir = log_dir;
+    return config;
+}
+
+double drain_live_group(const Cluster& cluster, Tally& tally, std::chrono::seconds timeout) {
+    const double began = elapsed_s();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    say(std::string("draining the live group ") + kLiveGroup +
+        ": waiting until nothing is behind, in flight or waiting for a retry");
+    const std::string sql = std::string("SELECT events_behind, batches_in_flight, retries_waiting, unheld_lanes") +
+                            " FROM tributary.group_status WHERE name = '" + kLiveGroup + "'";
+    std::string last;
+    double last_said = began;
+    for (;;) {
+        try {
+            const auto row = cluster.query(sql).at(0);
+            if (row[0] == "0" && row[1] == "0" && row[2] == "0") break;
+            last = "behind " + row[0] + ", batches in flight " + row[1] + ", retries waiting " + row[2] +
+                   ", unheld lanes " + row[3];
+        } catch (const std::exception& e) {
+            last = std::string("cannot read group_status: ") + e.what();
+        }
+        if (interrupted()) {
+            say("interrupted: the live group's drain abandoned");
+            break;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            tally.anomaly("drain_timeout", "the live group " + std::string(kLiveGroup) + " after " +
+                                               std::to_string(timeout.count()) + " s: " + last);
+            break;
+        }
+        if (elapsed_s() - last_said >= 10) {
+            say("the live group is still draining: " + last);
+            last_said = elapsed_s();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    const double took = elapsed_s() - began;
+    say("the live group drained in " + std::to_string(took).substr(0, 5) + " s");
+    return took;
+}
+
+}  // namespace tributary::crash
