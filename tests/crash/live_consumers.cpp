@@ -1,6 +1,7 @@
 #include "live_consumers.h"
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "cluster.h"
@@ -11,6 +12,7 @@
 namespace tributary::crash {
 
 const char* const kLiveGroup = "crash-live-lanes";
+const char* const kInHandNotes = "in-hand-when-stopped.jsonl";
 
 namespace {
 
@@ -75,6 +77,34 @@ SupervisorConfig live_consumer_config(const std::string& tributary_bin, const st
     config.ready_line = " worker(s)";  // "consuming with 1 worker(s)", once its signal handling is in place
     config.log_dir = log_dir;
     return config;
+}
+
+bool note_batches_in_hand(const Cluster& cluster, const std::string& consumer, const std::string& record_dir) {
+    try {
+        // A read already in the server when the consumer stopped still
+        // completes, and leases its batch: wait for it (a moment) first.
+        const std::string active =
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND application_name = '" + consumer + "'";
+        for (int i = 0; i < 20 && cluster.query(active).at(0).at(0) != "0"; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const auto batches = cluster.query(
+            "SELECT b.delivery, array_to_string(b.seqs, ',') FROM tributary.consumer_batches b"
+            "  JOIN tributary.consumer_groups g ON g.id = b.group_id WHERE g.name = '" +
+            std::string(kLiveGroup) + "' AND b.consumer = '" + consumer + "'");
+        // Taken after the read: every batch above was handed before this.
+        const auto stamp =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        std::ofstream notes(record_dir + "/" + kInHandNotes, std::ios::app);
+        for (const auto& batch : batches)
+            notes << "{\"stamp\":" << stamp << ",\"consumer\":\"" << consumer << "\",\"delivery\":" << batch.at(0)
+                  << ",\"seqs\":[" << batch.at(1) << "]}\n";
+        notes.flush();
+        return static_cast<bool>(notes);
+    } catch (const std::exception& e) {
+        say("could not note the batches in hand of " + consumer + ": " + e.what());
+        return false;
+    }
 }
 
 double drain_live_group(const Cluster& cluster, Tally& tally, std::chrono::seconds timeout) {

@@ -33,6 +33,17 @@ std::vector<ProcessSpec> live_consumer_specs(int count, const Cluster& cluster, 
 /// The consumers' supervisor: plain tributary (no fault points), ready once it says it is consuming.
 SupervisorConfig live_consumer_config(const std::string& tributary_bin, const std::string& log_dir);
 
+/// Where note_batches_in_hand writes, under the record directory.
+extern const char* const kInHandNotes;
+
+/// Called right after consumer `consumer` was SIGSTOPped, to be resumed
+/// later: notes the batches it holds, with the time. Stopped between a read
+/// and its command, it records such a batch only when it wakes up, after
+/// its lane moved on to another consumer that was handed the next events of
+/// the same sources meanwhile; the note says it was handed first. False
+/// (nothing noted) when the database could not say: the caller resumes it at once.
+bool note_batches_in_hand(const Cluster& cluster, const std::string& consumer, const std::string& record_dir);
+
 /// After the loaders drained: waits until the group has nothing behind, in
 /// flight or waiting for a retry. A wait longer than `timeout` is a
 /// drain_timeout. Returns the seconds it took.

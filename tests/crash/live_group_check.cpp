@@ -131,6 +131,25 @@ private:
     long lines_ = 0, batches_ = 0, partial_lines_ = 0;
 };
 
+/// The notes of batches a consumer held when it was SIGSTOPped
+/// (note_batches_in_hand): for each seq, the earliest such note, as a
+/// handing no later than the note's stamp (file: past the record files).
+std::unordered_map<long long, Handing> read_in_hand_notes(const std::string& record_dir, std::size_t files) {
+    std::unordered_map<long long, Handing> notes;
+    std::ifstream in(record_dir + "/" + kInHandNotes);
+    std::size_t line_no = 0;
+    for (std::string line; std::getline(in, line); ++line_no) {
+        const auto note = nlohmann::json::parse(line);
+        const Handing handing{
+            {note.at("stamp").get<long long>(), files, line_no}, note.at("delivery").get<int>(), files};
+        for (const auto& seq : note.at("seqs")) {
+            const auto [it, fresh] = notes.emplace(seq.get<long long>(), handing);
+            if (!fresh && handing.when < it->second.when) it->second = handing;
+        }
+    }
+    return notes;
+}
+
 /// For each source, its events ordered by their first delivery must come in
 /// the log's order. Counts descents: one misplaced event counts once. An
 /// event first recorded at a delivery > 1 had its first delivery go to a
@@ -139,8 +158,11 @@ private:
 /// events: a consumer restarted after a kill -9 goes on with its lane's
 /// fresh events while the batch its previous incarnation held waits for its
 /// lease to run out, and is then redelivered.)
+/// An event a consumer held when SIGSTOPped was handed no later than the
+/// note that says so, though it records it only once resumed.
 void check_first_deliveries(CheckReport& report, const std::unordered_map<long long, LogEvent>& log,
                             const std::unordered_map<long long, std::vector<Handing>>& handed,
+                            const std::unordered_map<long long, Handing>& in_hand,
                             const std::vector<std::filesystem::path>& files) {
     struct First {
         Handing handing;
@@ -149,14 +171,18 @@ void check_first_deliveries(CheckReport& report, const std::unordered_map<long l
     };
     std::map<int, std::vector<First>> by_source;
     for (const auto& [seq, handings] : handed) {
-        const auto first = std::min_element(handings.begin(), handings.end(),
-                                            [](const Handing& a, const Handing& b) { return a.when < b.when; });
-        if (first->delivery > 1) continue;
+        Handing first = *std::min_element(handings.begin(), handings.end(),
+                                          [](const Handing& a, const Handing& b) { return a.when < b.when; });
+        const auto noted = in_hand.find(seq);
+        if (noted != in_hand.end() && noted->second.when < first.when) first = noted->second;
+        if (first.delivery > 1) continue;
         const auto& event = log.at(seq);
-        by_source[event.source_id].push_back({*first, event.position, seq});
+        by_source[event.source_id].push_back({first, event.position, seq});
     }
     const auto describe = [&](const First& f) {
-        return "seq " + std::to_string(f.seq) + " (" + files[f.handing.file].filename().string() + ", stamp " +
+        const std::string where =
+            f.handing.file < files.size() ? files[f.handing.file].filename().string() : std::string(kInHandNotes);
+        return "seq " + std::to_string(f.seq) + " (" + where + ", stamp " +
                std::to_string(std::get<0>(f.handing.when)) + ", delivery " + std::to_string(f.handing.delivery) + ")";
     };
     for (auto& [source_id, firsts] : by_source) {
@@ -211,7 +237,8 @@ LiveGroupCheck check_live_group(const std::string& db_url, const std::string& re
               std::to_string(skipped) + " of " + std::to_string(log.size()) +
                   " events never handed to any consumer, the first in log order seq " + std::to_string(first_skipped),
               skipped);
-    check_first_deliveries(report, log, handed, files);
+    const auto in_hand = read_in_hand_notes(record_dir, files.size());
+    check_first_deliveries(report, log, handed, in_hand, files);
 
     long handed_again = 0, first_seen_redelivered = 0;
     for (const auto& [seq, handings] : handed) {
@@ -230,7 +257,8 @@ LiveGroupCheck check_live_group(const std::string& db_url, const std::string& re
                           std::to_string(first_seen_redelivered) +
                           " first recorded at a delivery > 1 (their first delivery's consumer died before its "
                           "command recorded it: left out of the order check), " +
-                          std::to_string(reader.partial_lines()) + " partial last line(s) left out");
+                          std::to_string(reader.partial_lines()) + " partial last line(s) left out, " +
+                          std::to_string(in_hand.size()) + " events in hand when their consumer was SIGSTOPped");
     return out;
 }
 

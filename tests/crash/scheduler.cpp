@@ -4,6 +4,7 @@
 
 #include "cluster.h"
 #include "hostile.h"
+#include "live_consumers.h"
 #include "proxy.h"
 #include "report.h"
 #include "run_options.h"
@@ -290,7 +291,13 @@ bool Scheduler::consumer_fault(Kind kind) {
             // (5 s): its lanes and its batch in hand pass to the others, and
             // it wakes up to settle a batch it no longer holds.
             if (consumers_->paused_count().value_or(1) > 0) return false;
+            // A read held up in the proxy could reach the server after the note below.
+            if (!proxy_quiet() && spec.via_proxy) return false;
             if (!consumers_->pause(i)) return false;
+            if (!note_batches_in_hand(cluster_, spec.name, config_.consumer_record_dir)) {
+                consumers_->resume(i);
+                return false;
+            }
             const auto pause_for = between(5000, 15000);
             const bool terminate = std::bernoulli_distribution(0.5)(random_);
             tally_.fault(std::string("SIGSTOP consumer") + (terminate ? " + terminate its sessions" : ""));

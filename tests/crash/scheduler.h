@@ -32,6 +32,8 @@ struct SchedulerConfig {
     /// that the monitor sees the healthy sources both with and without a
     /// hostile one failing beside them.
     std::chrono::seconds hostile_window{30};
+    /// The live consumers' records, where a SIGSTOPped consumer's batches in hand are noted.
+    std::string consumer_record_dir;
 };
 
 class Scheduler {
