@@ -282,7 +282,7 @@ int run(const RunOptions& o) {
                                                      live_consumer_specs(o.consumers, cluster, proxy.get(), record_dir),
                                                      tally, cluster);
         LeaseWatch lease(cluster, tally, "maintainer");
-        LeaseWatch herald_lease(cluster, tally, "herald");  // loaders and receivers compete for it
+        LeaseWatch herald_lease(cluster, tally, "herald");  // loaders, receivers and consumers compete for it
         HostileEpisodes hostile(sources, tally, supervisor, bin.tributary, cluster.url(), kHostileTimeout);
         Monitor monitor(sources, cluster, hostile);
 
