@@ -34,7 +34,8 @@ struct LogEvent {
 };
 
 /// One event as a consumer was handed it. `when` orders handings: the
-/// batch's stamp, then its file and line (exact within a file).
+/// batch's stamp, then its file and line (exact within a file); for a note
+/// of a batch in hand, the stamp, then past every file, then its place in the log.
 struct Handing {
     std::tuple<long long, std::size_t, std::size_t> when;
     int delivery;
@@ -134,16 +135,23 @@ private:
 /// The notes of batches a consumer held when it was SIGSTOPped
 /// (note_batches_in_hand): for each seq, the earliest such note, as a
 /// handing no later than the note's stamp (file: past the record files).
-std::unordered_map<long long, Handing> read_in_hand_notes(const std::string& record_dir, std::size_t files) {
+/// A note's events share its stamp; a batch is handed in log order, so
+/// they are ordered by their places in the log.
+std::unordered_map<long long, Handing> read_in_hand_notes(const std::string& record_dir,
+                                                          const std::unordered_map<long long, LogEvent>& log,
+                                                          std::size_t files) {
     std::unordered_map<long long, Handing> notes;
     std::ifstream in(record_dir + "/" + kInHandNotes);
-    std::size_t line_no = 0;
-    for (std::string line; std::getline(in, line); ++line_no) {
+    for (std::string line; std::getline(in, line);) {
         const auto note = nlohmann::json::parse(line);
-        const Handing handing{
-            {note.at("stamp").get<long long>(), files, line_no}, note.at("delivery").get<int>(), files};
-        for (const auto& seq : note.at("seqs")) {
-            const auto [it, fresh] = notes.emplace(seq.get<long long>(), handing);
+        const auto stamp = note.at("stamp").get<long long>();
+        const auto delivery = note.at("delivery").get<int>();
+        for (const auto& element : note.at("seqs")) {
+            const auto seq = element.get<long long>();
+            const auto event = log.find(seq);
+            if (event == log.end()) continue;  // not in the log: the records' check says so if handed
+            const Handing handing{{stamp, files, event->second.position}, delivery, files};
+            const auto [it, fresh] = notes.emplace(seq, handing);
             if (!fresh && handing.when < it->second.when) it->second = handing;
         }
     }
@@ -237,7 +245,7 @@ LiveGroupCheck check_live_group(const std::string& db_url, const std::string& re
               std::to_string(skipped) + " of " + std::to_string(log.size()) +
                   " events never handed to any consumer, the first in log order seq " + std::to_string(first_skipped),
               skipped);
-    const auto in_hand = read_in_hand_notes(record_dir, files.size());
+    const auto in_hand = read_in_hand_notes(record_dir, log, files.size());
     check_first_deliveries(report, log, handed, in_hand, files);
 
     long handed_again = 0, first_seen_redelivered = 0;
