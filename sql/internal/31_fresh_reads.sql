@@ -184,10 +184,15 @@ BEGIN
          WHERE gr.id = g.id AND (g.cursor_tx, g.cursor_seq) > (gr.cursor_tx, gr.cursor_seq);
     ELSE
         -- A lane that a busy source stopped is read last of its holder's
-        -- lanes next time (lane_lease's order), like one that was read.
+        -- lanes next time (lane_lease's order), like one that was read. A
+        -- lane is held at least as long as the batch it hands out is leased:
+        -- no other consumer may read a source's later events while its
+        -- batch is in hand, unless that lease ran out (then the batch is
+        -- taken over first).
         UPDATE tributary.group_lanes l
            SET cursor_tx = g.cursor_tx, cursor_seq = g.cursor_seq, read_at = clock_timestamp(),
-               backlogged = v_count >= p_max
+               backlogged = v_count >= p_max,
+               held_until = CASE WHEN v_count > 0 THEN greatest(l.held_until, now() + g.lease) ELSE l.held_until END
          WHERE l.group_id = g.id AND l.lane = p_lane
            AND ((g.cursor_tx, g.cursor_seq) > (l.cursor_tx, l.cursor_seq) OR v_stop_tx IS NOT NULL);
     END IF;

@@ -172,6 +172,9 @@ BEGIN
         lane := v_lane.lane;
         batch := tributary.lease_waiting(g, p_consumer, lane);
         IF batch.id IS NOT NULL THEN
+            -- Held as long as the batch is leased (see lease_fresh).
+            UPDATE tributary.group_lanes l SET held_until = greatest(l.held_until, batch.leased_until)
+             WHERE l.group_id = g.id AND l.lane = lane AND l.holder = p_consumer;
             names := tributary.source_names(batch.source_ids);
             RETURN;
         END IF;

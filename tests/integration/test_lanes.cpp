@@ -211,16 +211,26 @@ TEST_CASE("a lane's batch read again (taken over, retried, or as rows) holds the
         return batch;
     };
 
+    // A lane is held at least as long as each batch it handed out is leased: nobody else reads a
+    // source's later events while one of its batches is in hand.
+    auto lanes_outlast_batches = [&] {
+        return db.scalar("SELECT bool_and(l.holder IS NOT NULL AND l.held_until >= b.leased_until)"
+                         "  FROM tributary.consumer_batches b JOIN tributary.group_lanes l"
+                         "    ON l.group_id = b.group_id AND l.lane = b.source_ids[1] % 2") == "t";
+    };
+
     SECTION("taken over after its lease, then retried one event at a time") {
         const auto batch = first.next_soon().batch;
         REQUIRE(batch.seqs.size() == 12u);  // a lane: two sources, three rounds of two events
         check_payloads(batch);
+        CHECK(lanes_outlast_batches());
         db.exec("UPDATE tributary.consumer_batches SET leased_until = now() - interval '1 second'");
         db.exec("UPDATE tributary.group_lanes SET held_until = now() - interval '1 second'");
         db.exec("UPDATE tributary.group_consumers SET seen_until = now() - interval '1 second'");
         const auto again = next_delivery(second, 2);
         REQUIRE(again.seqs == batch.seqs);
         CHECK(again.delivery == 2);
+        CHECK(lanes_outlast_batches());
         check_payloads(again);
         REQUIRE(second.fail(again, "down"));
         db.exec("UPDATE tributary.consumer_retries SET next_attempt_at = now()");
@@ -234,6 +244,18 @@ TEST_CASE("a lane's batch read again (taken over, retried, or as rows) holds the
         }
         std::sort(retried.begin(), retried.end());
         CHECK(retried == batch.seqs);
+    }
+    SECTION("a read that a lane's hold had no need to renew still holds the lane as long as its batch") {
+        const auto one = first.next_soon().batch;
+        REQUIRE_FALSE(one.empty());
+        // The hold as a read long ago left it: over half a lease left, which a read does not renew.
+        db.exec("UPDATE tributary.group_lanes SET held_until = now() + interval '20 seconds'");
+        const auto other = first.next().batch;
+        REQUIRE_FALSE(other.empty());
+        CHECK(db.scalar("SELECT l.held_until >= b.leased_until FROM tributary.consumer_batches b"
+                        "  JOIN tributary.group_lanes l ON l.group_id = b.group_id AND l.lane = b.source_ids[1] % 2"
+                        " WHERE b.id = " +
+                        std::to_string(other.id)) == "t");
     }
     SECTION("consumer_read's rows are consumer_next's events") {
         const auto rows = first.read_soon();
