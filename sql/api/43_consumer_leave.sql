@@ -12,11 +12,14 @@
 
 -- Consumer p_consumer of group p_group stops: in a group of lanes
 -- (internal/32_lanes.sql) it is no longer counted among the consumers, and
--- the lanes it holds are free for the others' next reads. Its batches in
--- flight stay leased to it: acked before their leases end they count, else
--- they are taken over as always. Returns how many lanes it gave back (0 in a
--- group of one lane, or when it held none). Calling it for a consumer that
--- goes on reading is harmless: its next read takes its share again.
+-- the lanes it holds are free for the others' next reads, but for a lane
+-- with a batch in flight: that lane stays held until the batch's lease ends
+-- (a lane is held as long as its batches are leased, so no other consumer
+-- reads a source's later events meanwhile). Its batches in flight stay
+-- leased to it: acked before their leases end they count, else they are
+-- taken over as always. Returns how many lanes it gave back (0 in a group of
+-- one lane, or when it held none). Calling it for a consumer that goes on
+-- reading is harmless: its next read takes its share again.
 -- Called by: consumers, when they stop; `tributary consume`.
 CREATE OR REPLACE FUNCTION tributary.consumer_leave(p_group text, p_consumer text) RETURNS int
 LANGUAGE plpgsql
@@ -27,7 +30,8 @@ DECLARE
 BEGIN
     DELETE FROM tributary.group_consumers c WHERE c.group_id = v_group.id AND c.consumer = p_consumer;
     UPDATE tributary.group_lanes l SET holder = NULL, held_until = NULL
-     WHERE l.group_id = v_group.id AND l.holder = p_consumer;
+     WHERE l.group_id = v_group.id AND l.holder = p_consumer
+       AND NOT tributary.lane_has_batches(v_group, l.lane);
     GET DIAGNOSTICS v_lanes = ROW_COUNT;
     RETURN v_lanes;
 END $$;

@@ -98,6 +98,17 @@ END $$;
 -- lane_fresh_events returned the rows (before lane_fresh_arrays).
 DROP FUNCTION IF EXISTS tributary.lane_fresh_events(tributary.consumer_groups, int, xid8, bit varying, int);
 
+-- Whether lane p_lane of group g has a batch in flight (a batch holds the
+-- sources of one lane, so its first source says which).
+-- Called by: hold_lane_share, consumer_leave.
+CREATE OR REPLACE FUNCTION tributary.lane_has_batches(g tributary.consumer_groups, p_lane int) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    -- PL/pgSQL, not SQL: see lanes_of.
+    RETURN EXISTS (SELECT FROM tributary.consumer_batches b
+                    WHERE b.group_id = g.id AND b.source_ids[1] % tributary.lanes_of(g) = p_lane);
+END $$;
+
 -- The consumer p_consumer of group g (of lanes) is alive, and holds its
 -- share of the lanes: ceil(lanes / consumers alive). It says it is alive
 -- for one lease of the group; renews the lanes it holds; gives back the
@@ -131,10 +142,13 @@ BEGIN
     SELECT count(*) INTO v_held FROM tributary.group_lanes l
      WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now();
     IF v_held > v_share THEN
+        -- Not a lane with a batch in flight: it goes once its batches are
+        -- settled (a lane is held as long as its batches are leased).
         UPDATE tributary.group_lanes l SET holder = NULL, held_until = NULL
          WHERE l.group_id = g.id
            AND l.lane IN (SELECT m.lane FROM tributary.group_lanes m
                            WHERE m.group_id = g.id AND m.holder = p_consumer AND m.held_until > now()
+                             AND NOT tributary.lane_has_batches(g, m.lane)
                            ORDER BY m.lane DESC LIMIT v_held - v_share);
     ELSIF v_held < v_share THEN
         UPDATE tributary.group_lanes l SET holder = p_consumer, held_until = now() + g.lease

@@ -268,6 +268,30 @@ TEST_CASE("a lane's batch read again (taken over, retried, or as rows) holds the
     }
 }
 
+TEST_CASE("a lane with a batch in flight stays with its consumer when it gives back its share or leaves", "[lanes]") {
+    TestDatabase db;
+    const auto ids = add_sources(db, 2);  // ids 1, 2: lanes 1, 0 of 2
+    create_lane_group(db, "g", 2);
+    for (const auto& [name, id] : ids) commit_events(db, id, 1, 3);
+    Consumer a(db.url(), "g", "a");
+    Consumer b(db.url(), "g", "b");
+    const auto batch = a.next_soon().batch;  // a holds both lanes, and a batch of one of them
+    REQUIRE_FALSE(batch.empty());
+    const auto busy = std::to_string(ids.at(batch.sources[0]) % 2);
+    const auto holder_of = [&](const std::string& lane) {
+        return db.scalar("SELECT coalesce(holder, '') FROM tributary.group_lanes WHERE lane = " + lane);
+    };
+    b.next();  // b is alive: a's share is one lane now
+    const auto other = a.next().batch;  // a gives back a lane, not the busy one; it may lease the other's
+    CHECK(holder_of(busy) == "a");
+    if (!other.empty()) a.ack(other);
+    CHECK(db.scalar("SELECT tributary.consumer_leave('g', 'a')") == "0");  // its one lane is busy
+    CHECK(holder_of(busy) == "a");
+    REQUIRE(a.ack(batch));
+    CHECK(db.scalar("SELECT tributary.consumer_leave('g', 'a')") == "1");
+    CHECK(holder_of(busy).empty());
+}
+
 TEST_CASE("an ordered group of lanes: a failing source holds back only its own lane", "[lanes]") {
     TestDatabase db;
     const auto ids = add_sources(db, 4);  // ids 1..4: lanes 1, 0, 1, 0 of 2
