@@ -7,9 +7,8 @@
 // For each API (consumer_next, then consumer_read), WARMUP untimed reads and
 // then READS timed ones, each from the same cursor: before every read the
 // group's cursor (every lane's, for a group of lanes) is set back to
-// (CURSOR_TX, CURSOR_SEQ), after it the batch is acked; neither is timed. Same session throughout, so the functions' plans
-// are cached (generic), as in a consumer's long-lived connection.
-// Prints one line per API:
+// (CURSOR_TX, CURSOR_SEQ), after it the batch is acked; neither is timed. Same session throughout, so the functions'
+// plans are cached (generic), as in a consumer's long-lived connection. Prints one line per API:
 //   api=next reads=<n> events=<per read> median_us=<..> p90_us=<..> mean_us=<..>
 // Exit 1 on a database error or a read that did not return BATCH events, 2 on
 // bad usage.

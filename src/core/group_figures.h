@@ -26,8 +26,8 @@ struct GroupFigures {
     std::int64_t batches_in_flight = 0;
     std::int64_t retries_waiting = 0;
     std::int64_t dead_letters = 0;
-    int lanes = 1;         ///< 1: a group without lanes
-    int unheld_lanes = 0;  ///< lanes no consumer holds
+    int lanes = 1;                          ///< 1: a group without lanes
+    int unheld_lanes = 0;                   ///< lanes no consumer holds
     std::vector<LaneFigures> lane_figures;  ///< each lane of a group of lanes, in lane order
 };
 

@@ -57,9 +57,8 @@ GroupMetrics::GroupMetrics(const std::string& version)
       lane_capped_(gauge_family(*registry_, "tributary_group_lane_events_behind_capped",
                                 "1 when a lane's events_behind is a lower bound (the cap, or the count stopped "
                                 "8 partitions after the lane's cursor)")),
-      lane_oldest_age_(
-          gauge_family(*registry_, "tributary_group_lane_oldest_unprocessed_age_seconds",
-                       "Age of the oldest event of a lane the group has not acknowledged (0: none)")),
+      lane_oldest_age_(gauge_family(*registry_, "tributary_group_lane_oldest_unprocessed_age_seconds",
+                                    "Age of the oldest event of a lane the group has not acknowledged (0: none)")),
       lane_held_(gauge_family(*registry_, "tributary_group_lane_held",
                               "1 when a consumer holds the lane, 0 when nobody does (its events wait)")),
       database_up_(gauge_family(*registry_, "tributary_console_database_up",
@@ -81,10 +80,15 @@ void GroupMetrics::read(const std::vector<GroupFigures>& groups, double unix_tim
         auto& per = groups_[g.name];
         if (!per) {
             const prometheus::Labels labels = {{"group", g.name}};
-            per = std::make_unique<PerGroup>(PerGroup{&events_behind_.Add(labels), &capped_.Add(labels),
-                                                      &oldest_age_.Add(labels), &in_flight_.Add(labels),
-                                                      &retries_.Add(labels), &dead_letters_.Add(labels),
-                                                      &lanes_.Add(labels), &unheld_lanes_.Add(labels), {}});
+            per = std::make_unique<PerGroup>(PerGroup{&events_behind_.Add(labels),
+                                                      &capped_.Add(labels),
+                                                      &oldest_age_.Add(labels),
+                                                      &in_flight_.Add(labels),
+                                                      &retries_.Add(labels),
+                                                      &dead_letters_.Add(labels),
+                                                      &lanes_.Add(labels),
+                                                      &unheld_lanes_.Add(labels),
+                                                      {}});
         }
         per->events_behind->Set(static_cast<double>(g.events_behind));
         per->capped->Set(g.events_behind_capped ? 1 : 0);

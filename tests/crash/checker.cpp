@@ -197,4 +197,12 @@ CheckReport check(const CheckInput& input) {
     return report;
 }
 
+void count_anomaly(CheckReport& report, const std::string& klass, const std::string& evidence, long n) {
+    constexpr int kShownPerClass = 3;
+    report.counts[klass] += n;
+    long shown = 0;
+    for (const auto& e : report.evidence) shown += e.rfind(klass + ":", 0) == 0;
+    if (shown < kShownPerClass) report.evidence.push_back(klass + ": " + evidence);
+}
+
 }  // namespace tributary::crash

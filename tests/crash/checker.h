@@ -50,4 +50,8 @@ struct CheckReport {
 
 CheckReport check(const CheckInput& input);
 
+/// Adds `n` to the anomaly class `klass` of `report`, and `evidence` to its evidence while the
+/// class shows fewer than three lines there (the checks after the run share this).
+void count_anomaly(CheckReport& report, const std::string& klass, const std::string& evidence, long n = 1);
+
 }  // namespace tributary::crash

@@ -12,19 +12,11 @@ namespace tributary::crash {
 namespace {
 
 constexpr int kBatch = 1000;
-constexpr int kEvidencePerClass = 3;
 const char* kGroup = "crash-final-reader";
 /// The same log read again by a group of lanes (issue 28), by two consumers taking turns: each
 /// source's events in order, none lost, none twice.
 const char* kLaneGroup = "crash-final-lanes";
 constexpr int kLanes = 4;
-
-void count(CheckReport& report, const std::string& klass, const std::string& evidence, long n = 1) {
-    report.counts[klass] += n;
-    long shown = 0;
-    for (const auto& e : report.evidence) shown += e.rfind(klass + ":", 0) == 0;
-    if (shown < kEvidencePerClass) report.evidence.push_back(klass + ": " + evidence);
-}
 
 /// One consumer_next call of `consumer` of `group`, acking (batch, token) when given: the seqs
 /// handed, and the new batch's id and token ("NULL" when none).
@@ -81,22 +73,23 @@ void check_handed(CheckReport& report, const std::string& who, const std::vector
     std::unordered_map<int, std::size_t> previous;  // per source (or all under 0): the last position
     for (const auto seq : handed) {
         if (!seen.insert(seq).second) {
-            count(report, "group_duplicated", who + ": seq " + std::to_string(seq) + " handed twice");
+            count_anomaly(report, "group_duplicated", who + ": seq " + std::to_string(seq) + " handed twice");
             continue;
         }
         const auto it = position.find(seq);
         if (it == position.end()) {
-            count(report, "group_duplicated",
-                  who + ": seq " + std::to_string(seq) + " handed, but the log holds no such event");
+            count_anomaly(report, "group_duplicated",
+                          who + ": seq " + std::to_string(seq) + " handed, but the log holds no such event");
             continue;
         }
         const int key = per_source ? source_of.at(seq) : 0;
         // Counts descents: one misplaced event counts once, not every event after it.
         const auto last = previous.find(key);
         if (last != previous.end() && it->second < last->second)
-            count(report, "group_out_of_order",
-                  who + ": seq " + std::to_string(seq) + " handed after seq " + std::to_string(log[last->second]) +
-                      ", which comes later in (tx_id, seq) order" + (per_source ? " in its source" : ""));
+            count_anomaly(report, "group_out_of_order",
+                          who + ": seq " + std::to_string(seq) + " handed after seq " +
+                              std::to_string(log[last->second]) + ", which comes later in (tx_id, seq) order" +
+                              (per_source ? " in its source" : ""));
         previous[key] = it->second;
     }
     long lost = 0;
@@ -104,10 +97,10 @@ void check_handed(CheckReport& report, const std::string& who, const std::vector
     for (const auto seq : log)
         if (!seen.count(seq) && !lost++) first_lost = seq;
     if (lost)
-        count(report, "group_lost",
-              who + ": " + std::to_string(lost) + " of " + std::to_string(log.size()) +
-                  " events never handed, the first seq " + std::to_string(first_lost),
-              lost);
+        count_anomaly(report, "group_lost",
+                      who + ": " + std::to_string(lost) + " of " + std::to_string(log.size()) +
+                          " events never handed, the first seq " + std::to_string(first_lost),
+                      lost);
 }
 
 }  // namespace

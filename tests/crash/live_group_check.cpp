@@ -17,15 +17,6 @@ namespace tributary::crash {
 
 namespace {
 
-constexpr int kEvidencePerClass = 3;
-
-void count(CheckReport& report, const std::string& klass, const std::string& evidence, long n = 1) {
-    report.counts[klass] += n;
-    long shown = 0;
-    for (const auto& e : report.evidence) shown += e.rfind(klass + ":", 0) == 0;
-    if (shown < kEvidencePerClass) report.evidence.push_back(klass + ": " + evidence);
-}
-
 /// An event of the log: where it comes in the log's order, and its source.
 struct LogEvent {
     std::size_t position;
@@ -112,17 +103,18 @@ private:
             source = event.at("source").get<std::string>();
             delivery = event.at("delivery").get<int>();
         } catch (const std::exception& e) {
-            return count(report_, "live_group_bad_record", where + ": not an event: " + line.substr(0, 200));
+            return count_anomaly(report_, "live_group_bad_record", where + ": not an event: " + line.substr(0, 200));
         }
-        if (stamp < 0) return count(report_, "live_group_bad_record", where + ": an event before any stamp line");
+        if (stamp < 0)
+            return count_anomaly(report_, "live_group_bad_record", where + ": an event before any stamp line");
         const auto it = log_.find(seq);
         if (it == log_.end())
-            return count(report_, "live_group_bad_record",
-                         where + ": seq " + std::to_string(seq) + " handed, but the log holds no such event");
+            return count_anomaly(report_, "live_group_bad_record",
+                                 where + ": seq " + std::to_string(seq) + " handed, but the log holds no such event");
         if (it->second.source != source)
-            return count(report_, "live_group_bad_record",
-                         where + ": seq " + std::to_string(seq) + " handed as source " + source + ", but it is " +
-                             it->second.source + "'s");
+            return count_anomaly(report_, "live_group_bad_record",
+                                 where + ": seq " + std::to_string(seq) + " handed as source " + source +
+                                     ", but it is " + it->second.source + "'s");
         handed_[seq].push_back({{stamp, file, line_no}, delivery, file});
     }
 
@@ -198,9 +190,10 @@ void check_first_deliveries(CheckReport& report, const std::unordered_map<long l
                   [](const First& a, const First& b) { return a.handing.when < b.handing.when; });
         for (std::size_t i = 1; i < firsts.size(); ++i)
             if (firsts[i].position < firsts[i - 1].position)
-                count(report, "live_group_out_of_order",
-                      "source " + log.at(firsts[i].seq).source + ": " + describe(firsts[i]) + " first handed after " +
-                          describe(firsts[i - 1]) + ", which comes later in (tx_id, seq) order");
+                count_anomaly(report, "live_group_out_of_order",
+                              "source " + log.at(firsts[i].seq).source + ": " + describe(firsts[i]) +
+                                  " first handed after " + describe(firsts[i - 1]) +
+                                  ", which comes later in (tx_id, seq) order");
     }
 }
 
@@ -220,7 +213,7 @@ LiveGroupCheck check_live_group(const std::string& db_url, const std::string& re
             "SELECT count(*), min(seq), min(last_error) FROM tributary.dead_letters WHERE group_name = $1",
             std::string(kLiveGroup));
         if (const long n = dead[0].as<long>())
-            count(
+            count_anomaly(
                 report, "live_group_dead_letters",
                 std::to_string(n) + " events dead-lettered, the first seq " + dead[1].c_str() + ": " + dead[2].c_str(),
                 n);
@@ -241,10 +234,11 @@ LiveGroupCheck check_live_group(const std::string& db_url, const std::string& re
             first_skipped_position = event.position;
         }
     if (skipped)
-        count(report, "live_group_skipped",
-              std::to_string(skipped) + " of " + std::to_string(log.size()) +
-                  " events never handed to any consumer, the first in log order seq " + std::to_string(first_skipped),
-              skipped);
+        count_anomaly(report, "live_group_skipped",
+                      std::to_string(skipped) + " of " + std::to_string(log.size()) +
+                          " events never handed to any consumer, the first in log order seq " +
+                          std::to_string(first_skipped),
+                      skipped);
     const auto in_hand = read_in_hand_notes(record_dir, log, files.size());
     check_first_deliveries(report, log, handed, in_hand, files);
 

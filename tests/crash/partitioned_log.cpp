@@ -13,15 +13,6 @@ namespace tributary::crash {
 
 namespace {
 
-constexpr int kEvidencePerClass = 5;
-
-void count(CheckReport& report, const std::string& klass, const std::string& evidence, long n = 1) {
-    report.counts[klass] += n;
-    long shown = 0;
-    for (const auto& e : report.evidence) shown += e.rfind(klass + ":", 0) == 0;
-    if (shown < kEvidencePerClass) report.evidence.push_back(klass + ": " + evidence);
-}
-
 /// "{1,4,7}" (a PostgreSQL int[] as text) as a set.
 std::set<long> int_array(const std::string& text) {
     std::set<long> out;
@@ -83,9 +74,10 @@ PartitionCheck check_partitions(const std::string& db_url, long min_partitions) 
         else ++out.partitions_with_events;
     }
     if (in_default)
-        count(out.report, "default_partition_events",
-              std::to_string(in_default) + " events in events_default (no partition covered their transactions)",
-              in_default);
+        count_anomaly(
+            out.report, "default_partition_events",
+            std::to_string(in_default) + " events in events_default (no partition covered their transactions)",
+            in_default);
 
     std::string previous_to;
     // p.from_tx: the column, not the output column of that name (its text, which sorts 11745 before 1745).
@@ -94,7 +86,8 @@ PartitionCheck check_partitions(const std::string& db_url, long min_partitions) 
                  " coalesce(p.source_ids::text, '{}') FROM tributary.partitions p ORDER BY p.from_tx")) {
         const auto name = row[0].as<std::string>();
         ++out.partitions;
-        if (!attached.erase(name)) count(out.report, "partition_catalogue", name + " is catalogued but not attached");
+        if (!attached.erase(name))
+            count_anomaly(out.report, "partition_catalogue", name + " is catalogued but not attached");
         if (!previous_to.empty() && previous_to != row[1].c_str()) ++out.gaps;
         previous_to = row[2].c_str();
         if (!row[3].as<bool>()) continue;
@@ -103,17 +96,17 @@ PartitionCheck check_partitions(const std::string& db_url, long min_partitions) 
         const auto recorded = int_array(row[4].as<std::string>());
         for (const auto& [source, n] : events["tributary." + name])
             if (!recorded.count(source))
-                count(out.report, "partition_sealed_early",
-                      name + " was sealed with sources " + row[4].c_str() + " but holds " + std::to_string(n) +
-                          " events of source " + std::to_string(source));
+                count_anomaly(out.report, "partition_sealed_early",
+                              name + " was sealed with sources " + row[4].c_str() + " but holds " + std::to_string(n) +
+                                  " events of source " + std::to_string(source));
     }
     attached.erase("events_default");
     for (const auto& name : attached)
-        count(out.report, "partition_catalogue", name + " is attached but not catalogued");
+        count_anomaly(out.report, "partition_catalogue", name + " is attached but not catalogued");
     if (out.partitions_with_events < min_partitions)
-        count(out.report, "few_partitions",
-              "the events are in " + std::to_string(out.partitions_with_events) + " partitions, fewer than " +
-                  std::to_string(min_partitions) + ": the log hardly rolled over");
+        count_anomaly(out.report, "few_partitions",
+                      "the events are in " + std::to_string(out.partitions_with_events) + " partitions, fewer than " +
+                          std::to_string(min_partitions) + ": the log hardly rolled over");
 
     out.xids_used = tx.exec1(
                           "SELECT tributary.xid_minus(tributary.next_xid(), to_tx)::bigint FROM tributary.partitions"

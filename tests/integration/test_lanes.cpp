@@ -195,8 +195,8 @@ TEST_CASE("a lane's batch read again (taken over, retried, or as rows) holds the
             for (const auto seq : commit_events(db, id, round * 10 + 1, 2, payload)) payload_of[seq] = payload;
         }
     auto check_payloads = [&](const Batch& batch) {
-        for (std::size_t i = 0; i < batch.seqs.size(); ++i) CHECK(nlohmann::json::parse(batch.payloads[i]) ==
-                                                                 nlohmann::json::parse(payload_of.at(batch.seqs[i])));
+        for (std::size_t i = 0; i < batch.seqs.size(); ++i)
+            CHECK(nlohmann::json::parse(batch.payloads[i]) == nlohmann::json::parse(payload_of.at(batch.seqs[i])));
     };
     Consumer first(db.url(), "g", "first");
     Consumer second(db.url(), "g", "second");
@@ -214,9 +214,10 @@ TEST_CASE("a lane's batch read again (taken over, retried, or as rows) holds the
     // A lane is held at least as long as each batch it handed out is leased: nobody else reads a
     // source's later events while one of its batches is in hand.
     auto lanes_outlast_batches = [&] {
-        return db.scalar("SELECT bool_and(l.holder IS NOT NULL AND l.held_until >= b.leased_until)"
-                         "  FROM tributary.consumer_batches b JOIN tributary.group_lanes l"
-                         "    ON l.group_id = b.group_id AND l.lane = b.source_ids[1] % 2") == "t";
+        return db.scalar(
+                   "SELECT bool_and(l.holder IS NOT NULL AND l.held_until >= b.leased_until)"
+                   "  FROM tributary.consumer_batches b JOIN tributary.group_lanes l"
+                   "    ON l.group_id = b.group_id AND l.lane = b.source_ids[1] % 2") == "t";
     };
 
     SECTION("taken over after its lease, then retried one event at a time") {
@@ -281,7 +282,7 @@ TEST_CASE("a lane with a batch in flight stays with its consumer when it gives b
     const auto holder_of = [&](const std::string& lane) {
         return db.scalar("SELECT coalesce(holder, '') FROM tributary.group_lanes WHERE lane = " + lane);
     };
-    b.next();  // b is alive: a's share is one lane now
+    b.next();                           // b is alive: a's share is one lane now
     const auto other = a.next().batch;  // a gives back a lane, not the busy one; it may lease the other's
     CHECK(holder_of(busy) == "a");
     if (!other.empty()) a.ack(other);

@@ -42,8 +42,9 @@ std::vector<std::vector<std::string>> consume_all(const TestDatabase& db, const 
     std::string token = "NULL";
     for (int call = 0; call < 1000; ++call) {
         pqxx::nontransaction tx(c);
-        const auto rows = tx.exec("SELECT batch_id, lease_token, events FROM tributary.consumer_next(" +
-                                  tx.quote(group) + ", 'c', " + std::to_string(batch_size) + ", " + batch + ", " + token + ")");
+        const auto rows =
+            tx.exec("SELECT batch_id, lease_token, events FROM tributary.consumer_next(" + tx.quote(group) + ", 'c', " +
+                    std::to_string(batch_size) + ", " + batch + ", " + token + ")");
         if (rows.empty() || rows[0][0].is_null()) break;  // nothing: (the last ack's answer alone)
         std::vector<std::string> keys;
         for (const auto& event : nlohmann::json::parse(rows[0][2].as<std::string>()))

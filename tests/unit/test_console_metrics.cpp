@@ -145,7 +145,7 @@ TEST_CASE("console metrics: a group of lanes has a series per lane, an unheld la
     CHECK(has_line(text, R"(tributary_group_lane_held{group="orders",lane="0"} 1)"));
     CHECK(has_line(text, R"(tributary_group_lane_held{group="orders",lane="1"} 0)"));
     CHECK(text.find(R"(group="audit",lane=)") == std::string::npos);  // a group without lanes: none
-    CHECK(text.find("host-a") == std::string::npos);                   // a holder's name is no label
+    CHECK(text.find("host-a") == std::string::npos);                  // a holder's name is no label
 
     // The group made again with one lane fewer: lane 2's series go.
     store.document = R"({"groups": [{"name": "orders", "lanes": 2, "unheld_lanes": 0, "lane_rows": [
