@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cluster.h"
+#include "drain.h"
 #include "proxy.h"
 #include "report.h"
 #include "run_options.h"
@@ -108,41 +109,28 @@ bool note_batches_in_hand(const Cluster& cluster, const std::string& consumer, c
 }
 
 double drain_live_group(const Cluster& cluster, Tally& tally, std::chrono::seconds timeout) {
-    const double began = elapsed_s();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     say(std::string("draining the live group ") + kLiveGroup +
         ": waiting until nothing is behind, in flight or waiting for a retry");
     const std::string sql = std::string("SELECT events_behind, batches_in_flight, retries_waiting, unheld_lanes") +
                             " FROM tributary.group_status WHERE name = '" + kLiveGroup + "'";
-    std::string last;
-    double last_said = began;
-    for (;;) {
-        try {
-            const auto row = cluster.query(sql).at(0);
-            if (row[0] == "0" && row[1] == "0" && row[2] == "0") break;
-            last = "behind " + row[0] + ", batches in flight " + row[1] + ", retries waiting " + row[2] +
-                   ", unheld lanes " + row[3];
-        } catch (const std::exception& e) {
-            last = std::string("cannot read group_status: ") + e.what();
-        }
-        if (interrupted()) {
-            say("interrupted: the live group's drain abandoned");
-            break;
-        }
-        if (std::chrono::steady_clock::now() >= deadline) {
-            tally.anomaly("drain_timeout", "the live group " + std::string(kLiveGroup) + " after " +
-                                               std::to_string(timeout.count()) + " s: " + last);
-            break;
-        }
-        if (elapsed_s() - last_said >= 10) {
-            say("the live group is still draining: " + last);
-            last_said = elapsed_s();
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    const double took = elapsed_s() - began;
-    say("the live group drained in " + std::to_string(took).substr(0, 5) + " s");
-    return took;
+    return wait_drained(
+        "the live group's drain", tally, timeout,
+        [&] {
+            DrainLeft now;
+            try {
+                const auto row = cluster.query(sql).at(0);
+                now.done = row[0] == "0" && row[1] == "0" && row[2] == "0";
+                now.left = "behind " + row[0] + ", batches in flight " + row[1] + ", retries waiting " + row[2] +
+                           ", unheld lanes " + row[3];
+            } catch (const std::exception& e) {
+                now.left = std::string("cannot read group_status: ") + e.what();
+            }
+            return now;
+        },
+        [&](const std::string& last) {
+            return "the live group " + std::string(kLiveGroup) + " after " + std::to_string(timeout.count()) +
+                   " s: " + last;
+        });
 }
 
 }  // namespace tributary::crash
