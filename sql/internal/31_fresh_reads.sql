@@ -93,7 +93,10 @@ DECLARE
     v_part_seqs bigint[];
     v_part_sources int[];
     v_part_txs xid8[];
-    v_span int := 1;    -- partitions the next read spans
+    -- Partitions the next read spans: for a lane, 32 from the start (its
+    -- reader's plan is made once, not per read, and a lane's batch crosses
+    -- many partitions: lane_readers_sql).
+    v_span int := CASE WHEN p_lane IS NULL THEN 1 ELSE 32 END;
 BEGIN
     v_watermark := pg_snapshot_xmin(pg_current_snapshot());
     -- '>' matches every source: nothing to check per event. Any other
@@ -115,17 +118,17 @@ BEGIN
     IF g.ordered THEN
         v_busy := tributary.busy_sources(g, p_lane);
     END IF;
-    -- A few partitions at a time: each read ends where the partition
-    -- holding the cursor ends (or at the watermark, if sooner), so the
-    -- plan's merge of partitions starts one index scan, however many
-    -- partitions lie between the cursor and the watermark. The batch gathers
-    -- the reads' events until it holds p_max, a busy source stops it, or the
-    -- watermark is reached: a partition with a few events for the group does
-    -- not cut the batch short (with many lanes, each lane's share of a
-    -- partition is small). Each read that leaves the batch short spans twice
-    -- the partitions of the one before (up to 32): a batch spread thin over
-    -- many partitions takes a few reads, not one per partition, and never
-    -- more than twice the partitions it needed.
+    -- A few partitions at a time: a read starts an index scan in every
+    -- partition it spans, however few events it takes, so the first read of
+    -- a group of one lane ends where the partition holding the cursor ends
+    -- (or at the watermark, if sooner). The batch gathers the reads' events
+    -- until it holds p_max, a busy source stops it, or the watermark is
+    -- reached: a partition with a few events for the group does not cut the
+    -- batch short (with many lanes, each lane's share of a partition is
+    -- small). Each read that leaves the batch short spans twice the
+    -- partitions of the one before (up to 32): a batch spread thin over many
+    -- partitions takes a few reads, not one per partition, and never more
+    -- than twice the partitions it needed.
     LOOP
         watermark := least(v_watermark, coalesce(tributary.partition_end(g.cursor_tx, v_span), v_watermark));
         IF p_lane IS NULL THEN

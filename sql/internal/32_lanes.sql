@@ -39,16 +39,18 @@ BEGIN
         EXECUTE format('CREATE INDEX %I ON tributary.events ((source_id %% %s), tx_id, seq)',
                        tributary.lane_index_name(p_lanes), p_lanes);
     END IF;
+    PERFORM tributary.make_lane_readers(p_lanes);
 END $$;
 
--- Drops the index of p_lanes lanes when no group of that many lanes is left
--- (an index nobody reads costs every write).
+-- Drops the index of p_lanes lanes, and its readers, when no group of that
+-- many lanes is left (an index nobody reads costs every write).
 -- Called by: group_delete.
 CREATE OR REPLACE FUNCTION tributary.drop_lane_index_unless_used(p_lanes int) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     IF p_lanes > 1 AND NOT EXISTS (SELECT FROM tributary.consumer_groups g WHERE g.lanes = p_lanes) THEN
         EXECUTE format('DROP INDEX IF EXISTS tributary.%I', tributary.lane_index_name(p_lanes));
+        PERFORM tributary.drop_lane_readers(p_lanes);
     END IF;
 END $$;
 
@@ -57,7 +59,7 @@ END $$;
 -- $4 the watermark, $5 the sources (NULL: all), $6 the most events, $7 the
 -- one seq wanted (NULL: any). The lane count is written in, for the planner
 -- to match the lane index.
--- Called by: lane_fresh_arrays, lane_batch_events, lane_batch_json, lane_backlog_capped.
+-- Called by: lane_readers_sql, lane_backlog_capped.
 CREATE OR REPLACE FUNCTION tributary.lane_range_sql(p_lanes int) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
 SELECT format($q$
@@ -71,26 +73,90 @@ SELECT format($q$
  ORDER BY e.tx_id, e.seq
  LIMIT $6 $q$, p_lanes) $$;
 
+-- The readers of the lanes of a group of p_lanes lanes, one function per
+-- lane count: lane_fresh_arrays_N, lane_batch_json_N, lane_batch_events_N
+-- (what lane_fresh_arrays, lane_batch_json and lane_batch_events do, which
+-- call them). Their parameters are lane_range_sql's $1..$7, in its order, so
+-- its text is their static SQL, with the lane count written in for the
+-- planner to match the lane index.
+-- Why generated: a statement with the lane count as a parameter cannot use
+-- the lane index, and one made with EXECUTE is planned at every call, over
+-- every partition its bounds cover (about 0.1 ms a partition; a lane's batch
+-- of 64 lanes crosses 64 partitions of issue 16's log). Static SQL in a
+-- function of its own is planned once per session: a generic plan
+-- (plan_cache_mode), whose partitions outside the bounds are pruned when it
+-- starts. No sort and no bitmap: until ANALYZE has seen the lane index, the
+-- planner takes a lane for 0.5 % of the rows, and would rather gather them
+-- all and sort than walk the index in order (measured: 75 ms against 1 ms
+-- for 1000 of 25 000 events).
+-- Called by: make_lane_readers.
+CREATE OR REPLACE FUNCTION tributary.lane_readers_sql(p_lanes int) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+SELECT format($f$
+CREATE OR REPLACE FUNCTION tributary.lane_fresh_arrays_%1$s(int, xid8, bigint, xid8, bit varying, int, bigint,
+                                                         OUT seqs bigint[], OUT source_ids int[], OUT tx_ids xid8[])
+LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan
+AS $b$
+BEGIN
+    SELECT array_agg(f.seq), array_agg(f.source_id), array_agg(f.tx_id) INTO seqs, source_ids, tx_ids
+      FROM (SELECT e.seq, e.tx_id, e.source_id %2$s) f;
+END $b$;
+CREATE OR REPLACE FUNCTION tributary.lane_batch_json_%1$s(int, xid8, bigint, xid8, bit varying, int, bigint,
+                                                       p_names jsonb, p_delivery int) RETURNS text
+LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan
+AS $b$
+BEGIN
+    RETURN (SELECT '[' || string_agg(tributary.event_json(f.seq, p_names ->> f.source_id::text, f.event_id,
+                                                          f.event_key, f.payload, p_delivery), ',') || ']'
+              FROM (SELECT e.seq, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text) AS event_key,
+                           e.payload %2$s) f);
+END $b$;
+CREATE OR REPLACE FUNCTION tributary.lane_batch_events_%1$s(int, xid8, bigint, xid8, bit varying, int, bigint)
+RETURNS TABLE (seq bigint, tx_id xid8, source_id int, event_id bigint, event_key text, payload jsonb,
+               loaded_at timestamptz)
+LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan
+AS $b$
+BEGIN
+    RETURN QUERY SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text), e.payload,
+                        e.loaded_at %2$s;
+END $b$;
+$f$, p_lanes, tributary.lane_range_sql(p_lanes)) $$;
+
+-- Creates (or brings up to date) the readers of p_lanes lanes
+-- (lane_readers_sql), for tributary's roles alone: PostgreSQL lets PUBLIC
+-- execute a new function, and sql/privileges/ runs only at `migrate`.
+-- Called by: ensure_lane_index, and at the end of this file for every lane
+-- count in use (so `migrate` brings them to this release).
+CREATE OR REPLACE FUNCTION tributary.make_lane_readers(p_lanes int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE tributary.lane_readers_sql(p_lanes);
+    EXECUTE format('REVOKE ALL ON FUNCTION tributary.lane_fresh_arrays_%1$s, tributary.lane_batch_json_%1$s,'
+                   ' tributary.lane_batch_events_%1$s FROM PUBLIC', p_lanes);
+END $$;
+
+-- Drops the readers of p_lanes lanes (no group of that many lanes is left).
+-- Called by: drop_lane_index_unless_used.
+CREATE OR REPLACE FUNCTION tributary.drop_lane_readers(p_lanes int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('DROP FUNCTION IF EXISTS tributary.lane_fresh_arrays_%1$s, tributary.lane_batch_json_%1$s,'
+                   ' tributary.lane_batch_events_%1$s', p_lanes);
+END $$;
+
 -- Lane p_lane's share of fresh_events (31_fresh_reads.sql): the first p_max
 -- events of the lane after g's cursor (the lane's, put into g by the caller)
 -- below p_watermark, of the sources set in p_sources, as three arrays in log
 -- order (aggregated in the statement itself: a set returned from here would
--- be stored once more before its caller aggregated it). The lane count must
--- be written into the statement for the planner to use the lane index, so
--- the statement is planned at each call; its bounds are then constants too,
--- and the plan holds the partitions they fall in (lease_fresh reads a few
--- partitions at a time). No sort and no bitmap: until ANALYZE has seen the
--- lane index, the planner takes a lane for 0.5 % of the rows, and would
--- rather gather them all and sort than walk the index in order (measured:
--- 75 ms against 1 ms for 1000 of 25 000 events).
+-- be stored once more before its caller aggregated it), read by the reader
+-- of g's lane count (lane_readers_sql).
 -- Called by: lease_fresh.
 CREATE OR REPLACE FUNCTION tributary.lane_fresh_arrays(g tributary.consumer_groups, p_lane int, p_watermark xid8,
                                                         p_sources bit varying, p_max int,
                                                         OUT seqs bigint[], OUT source_ids int[], OUT tx_ids xid8[])
-LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
+LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    EXECUTE 'SELECT array_agg(f.seq), array_agg(f.source_id), array_agg(f.tx_id)'
-            ' FROM (SELECT e.seq, e.tx_id, e.source_id' || tributary.lane_range_sql(g.lanes) || ') f'
+    EXECUTE format('SELECT * FROM tributary.lane_fresh_arrays_%s($1, $2, $3, $4, $5, $6, $7)', g.lanes)
        INTO seqs, source_ids, tx_ids
       USING p_lane, g.cursor_tx, g.cursor_seq, p_watermark, p_sources, p_max, NULL::bigint;
 END $$;
@@ -231,25 +297,26 @@ END $$;
 -- Where the events of batch b of lane p_lane lie (lane_range_sql's $4, $5,
 -- $7), read again as one range of the lane index, never by looking up each
 -- seq (a lane's batch spans partitions: a lookup of 1000 seqs in 64 of them
--- took 25-300 ms). A fresh batch (p_watermark and p_sources as lane_lease
--- gave them): the first cardinality(b.seqs) events of the lane after the
--- point just before its first, below p_watermark, of p_sources. A batch that
--- waited (p_watermark NULL): one of many events holds every event of its
--- sources from its first to its last (a fresh read took them all, and a
+-- took 25-300 ms). Always bounded by the batch's last transaction, so the
+-- read starts no partition past it (a fresh read may have spanned many
+-- more). A fresh batch (p_watermark and p_sources as lane_lease gave them):
+-- the first cardinality(b.seqs) events of the lane after the point just
+-- before its first, of p_sources (below p_watermark, where the read that
+-- found them ended: every one of them lies at or below b.tx_to). A batch
+-- that waited (p_watermark NULL): one of many events holds every event of
+-- its sources from its first to its last (a fresh read took them all, and a
 -- batch keeps its events when taken over), so the same range with its own
--- sources and its last transaction as the bound; one of one event (a retry,
--- whose bounds are its first batch's) is the event with its seq in that
--- range.
+-- sources; one of one event (a retry, whose bounds are its first batch's)
+-- is the event with its seq in that range.
 -- Called by: lane_batch_events, lane_batch_json.
 CREATE OR REPLACE FUNCTION tributary.lane_batch_bounds(b tributary.consumer_batches, p_watermark xid8,
                                                        p_sources bit varying,
                                                        OUT watermark xid8, OUT sources bit varying, OUT seq bigint)
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
-    watermark := p_watermark;
+    watermark := (b.tx_to::text::numeric + 1)::text::xid8;
     sources := p_sources;
     IF p_watermark IS NULL THEN
-        watermark := (b.tx_to::text::numeric + 1)::text::xid8;
         IF cardinality(b.seqs) = 1 THEN
             seq := b.seqs[1];
         ELSE
@@ -259,40 +326,38 @@ BEGIN
 END $$;
 
 -- The events of batch b of lane p_lane of group g as rows, in log order
--- (lane_batch_bounds).
+-- (lane_batch_bounds), read by the reader of g's lane count
+-- (lane_readers_sql).
 -- Called by: consumer_read.
 CREATE OR REPLACE FUNCTION tributary.lane_batch_events(g tributary.consumer_groups, p_lane int,
                                                         b tributary.consumer_batches, p_watermark xid8,
                                                         p_sources bit varying)
 RETURNS TABLE (seq bigint, tx_id xid8, source_id int, event_id bigint, event_key text, payload jsonb,
                loaded_at timestamptz)
-LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v record := tributary.lane_batch_bounds(b, p_watermark, p_sources);
 BEGIN
-    RETURN QUERY EXECUTE 'SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text),'
-                         ' e.payload, e.loaded_at' || tributary.lane_range_sql(tributary.lanes_of(g))
+    RETURN QUERY EXECUTE format('SELECT * FROM tributary.lane_batch_events_%s($1, $2, $3, $4, $5, $6, $7)',
+                                tributary.lanes_of(g))
         USING p_lane, b.tx_from, b.seqs[1] - 1, v.watermark, v.sources, cardinality(b.seqs), v.seq;
 END $$;
 
 -- The events of batch b of lane p_lane of group g as consumer_next hands
 -- them out: one JSON array in log order (see read_fresh_json), made in the
--- statement that reads them (lane_batch_bounds). p_names: the names of the
+-- statement that reads them (lane_batch_bounds), by the reader of g's lane
+-- count (lane_readers_sql). p_names: the names of the
 -- batch's sources by id.
 -- Called by: consumer_next.
 CREATE OR REPLACE FUNCTION tributary.lane_batch_json(g tributary.consumer_groups, p_lane int,
                                                       b tributary.consumer_batches, p_watermark xid8,
                                                       p_sources bit varying, p_names jsonb) RETURNS text
-LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
+LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v record := tributary.lane_batch_bounds(b, p_watermark, p_sources);
     v_events text;
 BEGIN
-    EXECUTE $q$
-        SELECT '[' || string_agg(tributary.event_json(f.seq, $8 ->> f.source_id::text, f.event_id, f.event_key,
-                                                      f.payload, $9), ',') || ']'
-          FROM (SELECT e.seq, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text) AS event_key, e.payload
-          $q$ || tributary.lane_range_sql(tributary.lanes_of(g)) || ') f'
+    EXECUTE format('SELECT tributary.lane_batch_json_%s($1, $2, $3, $4, $5, $6, $7, $8, $9)', tributary.lanes_of(g))
        INTO v_events
       USING p_lane, b.tx_from, b.seqs[1] - 1, v.watermark, v.sources, cardinality(b.seqs), v.seq, p_names, b.delivery;
     RETURN v_events;
@@ -411,7 +476,7 @@ END $$;
 -- until they exist (a view's columns and a SQL function's body are checked
 -- when created, a PL/pgSQL statement when it first runs: so this check, in a
 -- statement apart from the names it guards).
--- Called by: lanes_of, consumer_extend, forget_group_sources.
+-- Called by: lanes_of, consumer_extend, forget_group_sources, the end of this file.
 CREATE OR REPLACE FUNCTION tributary.lanes_in_place() RETURNS boolean
 LANGUAGE sql STABLE AS $$ SELECT to_regclass('tributary.group_lanes') IS NOT NULL $$;
 
@@ -425,4 +490,18 @@ BEGIN
         RETURN 1;
     END IF;
     RETURN g.lanes;
+END $$;
+
+-- The readers of every lane count in use, as this release makes them
+-- (lane_readers_sql). Not before migration 0017: no group has lanes then,
+-- and the lanes' column does not exist (see lanes_in_place).
+DO $$
+DECLARE
+    v_lanes int;
+BEGIN
+    IF tributary.lanes_in_place() THEN
+        FOR v_lanes IN SELECT DISTINCT g.lanes FROM tributary.consumer_groups g WHERE g.lanes > 1 LOOP
+            PERFORM tributary.make_lane_readers(v_lanes);
+        END LOOP;
+    END IF;
 END $$;

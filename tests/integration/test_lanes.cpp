@@ -351,6 +351,11 @@ TEST_CASE("a group of one lane is a group as before, and bad lane counts are ref
     REQUIRE(made.code == 0);
     CHECK(db.scalar("SELECT count(*) FROM tributary.group_lanes") == "4");
     CHECK(db.scalar("SELECT to_regclass('tributary.events_lanes_4') IS NOT NULL") == "t");
+    // Its readers (lane_readers_sql), for tributary's roles alone.
+    CHECK(db.scalar("SELECT count(*) FROM pg_proc WHERE proname ~ '^lane_(fresh_arrays|batch_json|batch_events)_4$'") ==
+          "3");
+    CHECK(db.scalar("SELECT bool_or(has_function_privilege('public', oid, 'EXECUTE')) FROM pg_proc "
+                    "WHERE proname ~ '^lane_.*_4$'") == "f");
     const auto listed = run_tributary(db.url(), {"group", "list"});
     CHECK(listed.out.find("lanes=4") != std::string::npos);
     // Nobody holds its lanes yet: a warning, per group and per lane.
@@ -370,6 +375,24 @@ TEST_CASE("a group of one lane is a group as before, and bad lane counts are ref
     CHECK(run_tributary(db.url(), {"group", "lanes", "nosuch"}, 1).code == 1);
     run_tributary(db.url(), {"group", "delete", "four"});
     CHECK(db.scalar("SELECT to_regclass('tributary.events_lanes_4') IS NULL") == "t");
+    CHECK(db.scalar("SELECT count(*) FROM pg_proc WHERE proname ~ '^lane_.*_4$'") == "0");
+}
+
+TEST_CASE("migrate makes the readers of every lane count in use again", "[lanes]") {
+    TestDatabase db;
+    const auto ids = add_sources(db, 3);
+    create_lane_group(db, "g", 3);
+    // As a release whose readers differ, or none, left them (the definitions' digest tells
+    // migrate to apply them again).
+    db.exec("DROP FUNCTION tributary.lane_fresh_arrays_3, tributary.lane_batch_json_3, tributary.lane_batch_events_3");
+    db.exec("UPDATE tributary.schema_definitions SET digest = 'from another build'");
+    REQUIRE(run_tributary(db.url(), {"migrate"}).code == 0);
+    CHECK(db.scalar("SELECT count(*) FROM pg_proc WHERE proname ~ '^lane_.*_3$'") == "3");
+    CHECK(db.scalar("SELECT bool_or(has_function_privilege('public', oid, 'EXECUTE')) FROM pg_proc "
+                    "WHERE proname ~ '^lane_.*_3$'") == "f");
+    for (const auto& [name, id] : ids) commit_events(db, id, 1, 2);
+    Consumer consumer(db.url(), "g", "c");
+    CHECK(drain(consumer).size() == 6u);
 }
 
 TEST_CASE("group reset moves every lane", "[lanes]") {
