@@ -7,6 +7,7 @@ readonly ROOT
 readonly BUILD_DIR=$ROOT/build
 readonly PG_TMP=$ROOT/scripts/pg-tmp
 readonly PGBOUNCER_TMP=$ROOT/scripts/pgbouncer-tmp
+readonly CITUS_TMP=$ROOT/scripts/citus-tmp
 readonly PG_BIN=/usr/lib/postgresql/15/bin
 readonly TRIBUTARY_BIN_PATH=$BUILD_DIR/src/cli/tributary
 readonly SOURCE_SERVER_BIN_PATH=$BUILD_DIR/tools/source-server/tributary-source-server
@@ -37,6 +38,26 @@ stop_cluster() {
   [[ -n $PG_DIR && -e $PG_DIR ]] || return 0
   local out
   out=$("$PG_TMP" stop "$PG_DIR" 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
+}
+
+# Start a throwaway Citus cluster (coordinator and two workers) when Citus is installed; sets
+# CITUS_DIR and CITUS_URL, or says in one line why not and leaves them empty. Pair with stop_citus.
+CITUS_DIR=
+CITUS_URL=
+start_citus() {
+  local why
+  if ! why=$("$CITUS_TMP" available 2>&1); then
+    msg "the Citus suite is skipped: ${why#citus-tmp: }"
+    return 0
+  fi
+  CITUS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tributary-citus.XXXXXX") || die "cannot create a directory under ${TMPDIR:-/tmp}"
+  CITUS_URL=$("$CITUS_TMP" start "$CITUS_DIR") || die "could not start the Citus cluster (scripts/citus-tmp start failed; see above)"
+}
+
+stop_citus() {
+  [[ -n $CITUS_DIR && -e $CITUS_DIR ]] || return 0
+  local out
+  out=$("$CITUS_TMP" stop "$CITUS_DIR" 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
 }
 
 # Usage: stop_process PID [NAME]: TERM, up to 10 s grace, then KILL; reaps it.

@@ -193,6 +193,18 @@ bool is_current(pqxx::connection& connection, const std::vector<SqlFile>& migrat
            !recorded[0][1].is_null() && recorded[0][1].as<std::string>() == present;
 }
 
+/// On a Citus coordinator the schema is made as on one PostgreSQL: on that
+/// node alone, nothing distributed over the workers (issue 29 builds the
+/// distributed installation). Said at every migrate, so nobody takes it for
+/// a distributed log.
+void warn_if_citus(pqxx::connection& connection) {
+    pqxx::read_transaction tx(connection);
+    if (!tx.exec1(sql::has_citus)[0].as<bool>()) return;
+    spdlog::warn(
+        "this database has the Citus extension: tributary's tables are made on this node alone, not distributed "
+        "over its workers (distribution is not supported yet; docs/scaling.md, section 5)");
+}
+
 }  // namespace
 
 Migrator::Migrator(std::string conninfo, const std::vector<SqlFile>& migrations,
@@ -204,6 +216,7 @@ Migrator::Migrator(std::string conninfo, const std::vector<SqlFile>& migrations,
 
 std::vector<std::string> Migrator::migrate() {
     auto connection = connect(conninfo_);
+    warn_if_citus(*connection);
     if (is_current(*connection, migrations_, definitions_digest_)) return {};
     pqxx::nontransaction session(*connection);
     // Held until this connection closes, also when an exception leaves here.

@@ -1,0 +1,1 @@
+SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus')

@@ -1,0 +1,48 @@
+#include "citus_cluster.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include <pqxx/pqxx>
+
+#include "support/child_process.h"
+
+namespace tributary::testing {
+
+namespace {
+
+std::string required_env(const char* name) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') throw std::runtime_error(std::string(name) + " is not set");
+    return value;
+}
+
+}  // namespace
+
+CitusCluster::CitusCluster()
+    : url_(required_env("TRIBUTARY_TEST_CITUS_URL")),
+      dir_(required_env("TRIBUTARY_TEST_CITUS_DIR")),
+      citus_tmp_(required_env("TRIBUTARY_CITUS_TMP")) {}
+
+std::string CitusCluster::node_url(const std::string& node) const {
+    const auto done = run_program({citus_tmp_, "url", dir_, node});
+    if (done.code != 0) throw std::runtime_error("citus-tmp url " + node + " failed: " + done.err);
+    return done.out.substr(0, done.out.find('\n'));
+}
+
+void CitusCluster::reset() const { exec("DROP SCHEMA IF EXISTS tributary CASCADE"); }
+
+void CitusCluster::exec_on(const std::string& url, const std::string& sql) {
+    pqxx::connection connection(url);
+    pqxx::nontransaction tx(connection);
+    tx.exec(sql);
+}
+
+std::string CitusCluster::scalar_on(const std::string& url, const std::string& sql) {
+    pqxx::connection connection(url);
+    pqxx::nontransaction tx(connection);
+    const auto value = tx.exec1(sql)[0];
+    return value.is_null() ? "" : value.as<std::string>();
+}
+
+}  // namespace tributary::testing

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+
+namespace tributary::testing {
+
+/// The Citus cluster scripts/test started (scripts/citus-tmp): its coordinator's database
+/// "tributary", and where its nodes live.
+class CitusCluster {
+public:
+    /// From TRIBUTARY_TEST_CITUS_URL, TRIBUTARY_TEST_CITUS_DIR and TRIBUTARY_CITUS_TMP.
+    CitusCluster();
+
+    const std::string& url() const { return url_; }
+    /// The URL of node "coordinator", "worker1" or "worker2" (scripts/citus-tmp url).
+    std::string node_url(const std::string& node) const;
+
+    /// Removes what a test left: tributary's schema (distributed tables too) on the coordinator.
+    void reset() const;
+
+    void exec(const std::string& sql) const { exec_on(url_, sql); }
+    static void exec_on(const std::string& url, const std::string& sql);
+    /// The first column of the first row, as text ("" for NULL).
+    std::string scalar(const std::string& sql) const { return scalar_on(url_, sql); }
+    static std::string scalar_on(const std::string& url, const std::string& sql);
+
+private:
+    std::string url_;
+    std::string dir_;
+    std::string citus_tmp_;
+};
+
+}  // namespace tributary::testing
