@@ -89,6 +89,8 @@ SELECT format($q$
 -- planner takes a lane for 0.5 % of the rows, and would rather gather them
 -- all and sort than walk the index in order (measured: 75 ms against 1 ms
 -- for 1000 of 25 000 events).
+-- A release that changes a reader's parameters or result must drop it first
+-- (CREATE OR REPLACE cannot rename a parameter or change a result).
 -- Called by: make_lane_readers.
 CREATE OR REPLACE FUNCTION tributary.lane_readers_sql(p_lanes int) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
