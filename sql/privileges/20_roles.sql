@@ -98,6 +98,7 @@ BEGIN
             tributary.consumer_fail(bigint, uuid, text),
             tributary.consumer_extend(bigint, uuid, interval),
             tributary.consumer_leave(text, text),
+            tributary.consumer_awaits_lanes(text, text),
             tributary.read_log(text, xid8, bigint, int),
             tributary.log_position(text),
             tributary.pattern_matches(text, text),

@@ -95,6 +95,21 @@ void Consumer::give_back_lanes() {
     }
 }
 
+bool Consumer::lanes_coming(GroupLog& log) {
+    try {
+        if (!log.awaits_lanes(options_.consumer)) return false;
+        spdlog::debug("{} found nothing, but lanes are coming to it from the group's other consumers", context_);
+        return true;
+    } catch (const DatabaseUnavailable& e) {
+        // The next read waits for the database, as any read does.
+        spdlog::warn("{} could not ask whether lanes are coming to it: {}", context_, e.what());
+        return true;
+    } catch (const std::exception& e) {
+        spdlog::warn("{} could not ask whether lanes are coming to it, so stops as idle: {}", context_, e.what());
+        return false;
+    }
+}
+
 void Consumer::wait_for_workers(std::atomic<int>& running, const StopSignal& settled) {
     std::uint64_t events_seen = 0;
     auto last_report = steady::now();
@@ -172,7 +187,7 @@ void Consumer::work(Heartbeat& heartbeat, OutageLog& outages) {
             pending.reset();
         }
         if (!next.batch) {
-            if (options_.until_idle) break;
+            if (options_.until_idle && !lanes_coming(*log)) break;
             ports_.wakeup.wait(idle.next());
             continue;
         }

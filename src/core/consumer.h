@@ -95,6 +95,10 @@ private:
     /// Says the consumer stops (GroupLog::leave), so that the lanes it held
     /// go to the others at once.
     void give_back_lanes();
+    /// With --until-idle, after a read that found nothing: whether to read
+    /// again rather than stop, because lanes are coming to this consumer
+    /// (GroupLog::awaits_lanes).
+    bool lanes_coming(GroupLog& log);
     NextBatch next(GroupLog& log, std::optional<PendingAck>& pending);
     void pause_after_error(IdlePause& outage, std::optional<PendingAck>& pending);
     std::optional<PendingAck> process(GroupLog& log, Heartbeat& heartbeat, OutageLog& outages, LeasedBatch batch,

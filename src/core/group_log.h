@@ -67,6 +67,12 @@ public:
     /// in flight stay leased to it. Returns how many lanes it gave back (0 in
     /// a group of one lane).
     virtual int leave(const std::string& consumer) = 0;
+    /// Whether `consumer`, whose read has just found nothing, has lanes
+    /// coming: it holds less than its share of a group of lanes while a lane
+    /// it does not hold has work, which its holder gives back at its next
+    /// read. False in a group of one lane. `--until-idle` reads again rather
+    /// than stopping while it is true.
+    virtual bool awaits_lanes(const std::string& consumer) = 0;
 };
 
 /// Opens a GroupLog of its own for each thread that needs one.

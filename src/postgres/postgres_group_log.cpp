@@ -17,6 +17,7 @@ constexpr const char* kAck = "tributary_consumer_ack";
 constexpr const char* kFail = "tributary_consumer_fail";
 constexpr const char* kExtend = "tributary_consumer_extend";
 constexpr const char* kLeave = "tributary_consumer_leave";
+constexpr const char* kAwaitsLanes = "tributary_consumer_awaits_lanes";
 
 /// SQLSTATE the SQL API raises for an unknown group.
 constexpr const char* kNoDataFound = "P0002";
@@ -69,6 +70,7 @@ PostgresGroupLog::PostgresGroupLog(PostgresSession& session, std::string group)
     session_.prepare(kFail, statements::group_log::fail);
     session_.prepare(kExtend, statements::group_log::extend);
     session_.prepare(kLeave, statements::group_log::leave);
+    session_.prepare(kAwaitsLanes, statements::group_log::awaits_lanes);
 }
 
 std::optional<LeasedBatch> PostgresGroupLog::read(const std::string& consumer, int max_events) {
@@ -124,6 +126,15 @@ int PostgresGroupLog::leave(const std::string& consumer) {
     });
 }
 
+bool PostgresGroupLog::awaits_lanes(const std::string& consumer) {
+    return naming_missing_group([&] {
+        return session_.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            return session_.exec(tx, kAwaitsLanes, group_, consumer)[0][0].as<bool>();
+        });
+    });
+}
+
 std::string storable_text(const std::string& text, std::size_t longest) {
     const std::size_t start = text.size() > longest ? text.size() - longest : 0;
     std::string out = start ? "..." : "";
@@ -155,6 +166,7 @@ public:
     bool fail(const LeasedBatch& batch, const std::string& error) override { return log_.fail(batch, error); }
     bool extend(std::int64_t batch_id, const std::string& token) override { return log_.extend(batch_id, token); }
     int leave(const std::string& consumer) override { return log_.leave(consumer); }
+    bool awaits_lanes(const std::string& consumer) override { return log_.awaits_lanes(consumer); }
 
 private:
     PostgresSession session_;

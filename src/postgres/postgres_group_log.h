@@ -8,7 +8,8 @@
 namespace tributary::postgres {
 
 /// GroupLog over the SQL API of migrations/0002 and sql/api/
-/// (consumer_read, consumer_next, consumer_ack, consumer_fail, consumer_extend, consumer_leave): every call is
+/// (consumer_read, consumer_next, consumer_ack, consumer_fail, consumer_extend, consumer_leave,
+/// consumer_awaits_lanes): every call is
 /// one autocommit statement on the session's connection. Not thread-safe, as
 /// the session.
 class PostgresGroupLog : public GroupLog {
@@ -21,6 +22,7 @@ public:
     bool fail(const LeasedBatch& batch, const std::string& error) override;
     bool extend(std::int64_t batch_id, const std::string& token) override;
     int leave(const std::string& consumer) override;
+    bool awaits_lanes(const std::string& consumer) override;
 
 private:
     PostgresSession& session_;

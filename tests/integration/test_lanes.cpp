@@ -446,3 +446,30 @@ TEST_CASE("consume processes share the lanes, take a killed one's, and give thei
     CHECK(rig.db().scalar("SELECT count(*) FROM tributary.group_lanes WHERE holder IS NOT NULL") == "0");
     CHECK(rig.db().scalar("SELECT count(*) FROM tributary.group_consumers WHERE seen_until > now()") == "0");
 }
+
+TEST_CASE("consume --until-idle that finds every lane held waits for its share, and exits once it is caught up",
+          "[lanes]") {
+    ConsumeRig rig;
+    rig.add_sources({"p.a", "p.b", "p.c", "p.d"});  // ids in a row: one source a lane
+    run_tributary(rig.url(), {"group", "create", "g", "--lanes", "4", "--from", "beginning"});
+    for (const auto* source : {"p.a", "p.b", "p.c", "p.d"}) rig.add_events(source, 5);
+    // The first consumer holds every lane (alone when it read), with a batch in hand.
+    Consumer first(rig.db().url(), "g", "first");
+    const auto batch = first.next_soon(1).batch;
+    REQUIRE_FALSE(batch.empty());
+
+    auto second = std::make_unique<ChildProcess>(tributary_args(
+        rig.url(), {"consume", "g", "--consumer", "second", "--until-idle", "--exec", "cat >> " + rig.path("out")}));
+    // Its reads find every lane held: it waits (before, it exited at once, having done nothing).
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (rig.db().scalar("SELECT count(*) FROM tributary.group_consumers WHERE consumer = 'second'") != "1" &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(50ms);
+    CHECK_FALSE(second->wait_for(0ms).has_value());
+
+    // The first reads again: it gives back the lanes beyond its share, and the second reads them to the end.
+    first.next(1, &batch);
+    REQUIRE(second->wait_for(60s) == std::optional<int>(0));
+    CHECK(rig.seq_counts("out").size() == 10u);  // two lanes of one source and 5 events each
+    CHECK(holders(rig.db(), "g") == std::map<std::string, int>{{"first", 2}});
+}

@@ -153,6 +153,15 @@ int FakeGroupLog::leave(const std::string& consumer) {
     return 0;
 }
 
+bool FakeGroupLog::awaits_lanes(const std::string&) {
+    std::lock_guard<std::mutex> guard(state_.mutex);
+    if (state_.group_missing) throw GroupNotFound("fake: no such group");
+    ++state_.awaits_lanes_calls;
+    if (state_.lanes_coming == 0) return false;
+    --state_.lanes_coming;
+    return true;
+}
+
 HandlerResult FakeBatchHandler::handle(const LeasedBatch& batch, const StopSignal& abandon) {
     ++calls;
     const int now = ++in_hand;

@@ -68,6 +68,10 @@ struct FakeGroupState {
     /// The consumers that said they stop (`leave`), in order. The fake is a
     /// group of one lane: leaving gives back nothing.
     std::vector<std::string> left;
+    /// How many more calls of `awaits_lanes` answer true (lanes coming to a
+    /// consumer of a group of lanes), and how many were made.
+    int lanes_coming = 0;
+    int awaits_lanes_calls = 0;
 };
 
 class FakeGroupLog : public GroupLog {
@@ -79,6 +83,7 @@ public:
     bool fail(const LeasedBatch& batch, const std::string& error) override;
     bool extend(std::int64_t batch_id, const std::string& token) override;
     int leave(const std::string& consumer) override;
+    bool awaits_lanes(const std::string& consumer) override;
 
 private:
     LeasedBatch lease(std::int64_t id, FakeGroupState::Batch& batch);

@@ -67,6 +67,17 @@ TEST_CASE("consumer: every event is handled and acked exactly once when nothing 
     CHECK(rig.state.in_flight() == 0);
 }
 
+TEST_CASE("consumer: --until-idle reads again while lanes are coming to it, and stops when none are") {
+    Rig rig;
+    rig.options.concurrency = 1;
+    rig.state.lanes_coming = 2;  // the other consumers give back lanes at their next reads
+    FakeBatchHandler handler;
+    const auto [totals, ok] = rig.run(handler);
+    CHECK(ok);
+    CHECK(rig.state.awaits_lanes_calls == 3);
+    CHECK(rig.state.nexts == 3);
+}
+
 TEST_CASE("consumer: handlers get the events of their batch in order, with the delivery count") {
     Rig rig;
     rig.state.produce(10);
