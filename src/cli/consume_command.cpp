@@ -189,7 +189,8 @@ void add_consume_command(CLI::App& app, const GlobalOptions& global, Action& act
                     "on a stop, how long batches in hand may still run before they are abandoned")
         ->capture_default_str()
         ->check(duration_value());
-    cmd->add_flag("--until-idle", options->until_idle, "exit once a read finds nothing to do");
+    cmd->add_flag("--until-idle", options->until_idle,
+                  "exit once a read finds nothing to do (in a group of lanes: and no lane is coming to it)");
     add_herald_flags(*cmd, options->herald);
     cmd->callback([&global, &action, options] { action = [&global, options] { return consume(global, *options); }; });
 }

@@ -27,7 +27,8 @@ struct ConsumerOptions {
     std::chrono::milliseconds lease{30000};
     /// After a stop, how long batches in hand may still take.
     std::chrono::milliseconds shutdown_timeout{30000};
-    /// End each worker at its first read that finds nothing to do.
+    /// End each worker at its first read that finds nothing to do, and to
+    /// which no lane is coming (GroupLog::awaits_lanes).
     bool until_idle = false;
     /// The pause after an empty read, doubling while reads stay empty.
     std::chrono::milliseconds idle_min{50};
