@@ -134,6 +134,12 @@ void check_contract(Subject& subject, Form form) {
         CHECK_THROWS_AS(subject.log_of_missing_group()->leave("contract"), GroupNotFound);
     }
 
+    SECTION("a consumer of a group of one lane has no lanes coming to it") {
+        CHECK_FALSE(lease(log, form, 10).has_value());
+        CHECK_FALSE(log.awaits_lanes("contract"));
+        CHECK_THROWS_AS(subject.log_of_missing_group()->awaits_lanes("contract"), GroupNotFound);
+    }
+
     SECTION("a read leases the next events in order, once") {
         subject.produce(5);
         const auto first = read_soon(log, 3, form);
