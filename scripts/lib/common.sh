@@ -33,12 +33,15 @@ start_cluster() {
   DB_URL=$("$PG_TMP" start "$PG_DIR") || die "could not start PostgreSQL (scripts/pg-tmp start failed; see above)"
 }
 
-# Quiet unless it fails. Safe to call when the cluster never started or is gone already.
-stop_cluster() {
-  [[ -n $PG_DIR && -e $PG_DIR ]] || return 0
+# Usage: stop_quietly TOOL DIR: `TOOL stop DIR` (scripts/pg-tmp, scripts/citus-tmp), quiet unless it
+# fails. Safe to call when DIR is empty (never started) or gone already.
+stop_quietly() {
+  [[ -n $2 && -e $2 ]] || return 0
   local out
-  out=$("$PG_TMP" stop "$PG_DIR" 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
+  out=$("$1" stop "$2" 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
 }
+
+stop_cluster() { stop_quietly "$PG_TMP" "$PG_DIR"; }
 
 # Start a throwaway Citus cluster (coordinator and two workers) when Citus is installed; sets
 # CITUS_DIR and CITUS_URL, or says in one line why not and leaves them empty. Pair with stop_citus.
@@ -54,11 +57,7 @@ start_citus() {
   CITUS_URL=$("$CITUS_TMP" start "$CITUS_DIR") || die "could not start the Citus cluster (scripts/citus-tmp start failed; see above)"
 }
 
-stop_citus() {
-  [[ -n $CITUS_DIR && -e $CITUS_DIR ]] || return 0
-  local out
-  out=$("$CITUS_TMP" stop "$CITUS_DIR" 2>&1) || { printf '%s\n' "$out" >&2; return 1; }
-}
+stop_citus() { stop_quietly "$CITUS_TMP" "$CITUS_DIR"; }
 
 # Usage: stop_process PID [NAME]: TERM, up to 10 s grace, then KILL; reaps it.
 stop_process() {
