@@ -12,7 +12,7 @@
 
 -- True when consumer p_consumer of group p_group, whose read has just found
 -- nothing, holds fewer than its share of the group's lanes
--- (ceil(lanes / consumers alive), as hold_lane_share counts it) while a lane
+-- (lane_share, as hold_lane_share counts it) while a lane
 -- it does not hold has work: its last read filled a batch, or a batch of it
 -- is in flight. Such a lane comes to it once its holder reads again and
 -- gives back what is beyond its share (or leaves, or its hold runs out), so
@@ -27,18 +27,11 @@ LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_group tributary.consumer_groups := tributary.group_by_name(p_group);
-    v_alive int;
-    v_held int;
 BEGIN
     IF tributary.lanes_of(v_group) = 1 THEN
         RETURN false;
     END IF;
-    -- PL/pgSQL statements, not SQL: see lanes_of.
-    SELECT count(*) INTO v_alive FROM tributary.group_consumers c
-     WHERE c.group_id = v_group.id AND c.seen_until > now();
-    SELECT count(*) INTO v_held FROM tributary.group_lanes l
-     WHERE l.group_id = v_group.id AND l.holder = p_consumer AND l.held_until > now();
-    IF v_held >= ceil(v_group.lanes::numeric / greatest(v_alive, 1)) THEN
+    IF tributary.lanes_held(v_group, p_consumer) >= tributary.lane_share(v_group) THEN
         RETURN false;
     END IF;
     RETURN EXISTS (SELECT FROM tributary.group_lanes l

@@ -177,6 +177,26 @@ BEGIN
                     WHERE b.group_id = g.id AND b.source_ids[1] % tributary.lanes_of(g) = p_lane);
 END $$;
 
+-- A consumer's share of the lanes of group g: ceil(lanes / consumers
+-- alive). PL/pgSQL, not SQL: see lanes_of.
+-- Called by: hold_lane_share, consumer_awaits_lanes.
+CREATE OR REPLACE FUNCTION tributary.lane_share(g tributary.consumer_groups) RETURNS int
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN ceil(g.lanes::numeric / greatest((SELECT count(*) FROM tributary.group_consumers c
+                                              WHERE c.group_id = g.id AND c.seen_until > now()), 1));
+END $$;
+
+-- How many lanes of group g consumer p_consumer holds now. PL/pgSQL, not
+-- SQL: see lanes_of.
+-- Called by: hold_lane_share, consumer_awaits_lanes.
+CREATE OR REPLACE FUNCTION tributary.lanes_held(g tributary.consumer_groups, p_consumer text) RETURNS int
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT count(*) FROM tributary.group_lanes l
+             WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now());
+END $$;
+
 -- The consumer p_consumer of group g (of lanes) is alive, and holds its
 -- share of the lanes: ceil(lanes / consumers alive). It says it is alive
 -- for one lease of the group; renews the lanes it holds; gives back the
@@ -191,7 +211,6 @@ CREATE OR REPLACE FUNCTION tributary.hold_lane_share(g tributary.consumer_groups
 LANGUAGE plpgsql AS $$
 DECLARE
     v_seen timestamptz;
-    v_alive int;
     v_share int;
     v_held int;
 BEGIN
@@ -203,12 +222,10 @@ BEGIN
         VALUES (g.id, p_consumer, now() + g.lease)
         ON CONFLICT (group_id, consumer) DO UPDATE SET seen_until = excluded.seen_until;
     END IF;
-    SELECT count(*) INTO v_alive FROM tributary.group_consumers c WHERE c.group_id = g.id AND c.seen_until > now();
-    v_share := ceil(g.lanes::numeric / greatest(v_alive, 1));
+    v_share := tributary.lane_share(g);
     UPDATE tributary.group_lanes l SET held_until = now() + g.lease
      WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now() AND l.held_until < now() + g.lease / 2;
-    SELECT count(*) INTO v_held FROM tributary.group_lanes l
-     WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now();
+    v_held := tributary.lanes_held(g, p_consumer);
     IF v_held > v_share THEN
         -- Not a lane with a batch in flight: it goes once its batches are
         -- settled (a lane is held as long as its batches are leased).
