@@ -91,9 +91,12 @@ TEST_CASE("retention: a group behind holds a partition back until it has read an
     const auto partition = published_partition(db, 10);
     run_tributary(db.url(), {"retention", "set", "--keep", "1s"});
 
-    const auto held = maintain_until(db, state_of(partition) + " = 'held'");
+    auto held = maintain_until(db, state_of(partition) + " = 'held'");
     CHECK(db.scalar("SELECT array_to_string(held_by, ',') FROM tributary.partition_retention() WHERE name = '" +
                     partition + "'") == "g");
+    // The state above is judged at its own now(): the pass before it may have run while the
+    // partition was still within --keep. The next pass finds it held, and says so.
+    held += run_tributary(db.url(), {"maintain", "--once"}).err;
     CHECK_THAT(held, Catch::Contains("retention held back by group g: partition " + partition));
     CHECK(db.scalar("SELECT count(*) FROM tributary.events") == "10");
 
