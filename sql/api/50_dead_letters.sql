@@ -40,11 +40,20 @@ END $$;
 -- event_key and event_id as consumer_read's (event_key came later, so it
 -- is the last column: a view can only grow at its end).
 -- Called by: admins and consumers; `tributary dlq list`.
-CREATE OR REPLACE VIEW tributary.dead_letters AS
+-- The view is this function's rows (p_group NULL: every group), for the
+-- reason group_status_of gives. `tributary dlq list` asks for one group here.
+CREATE OR REPLACE FUNCTION tributary.dead_letters_of(p_group text)
+RETURNS TABLE (group_name text, seq bigint, source text, event_id bigint, payload jsonb, deliveries int,
+               last_error text, failed_at timestamptz, event_key text)
+LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 SELECT g.name AS group_name, d.seq, s.name AS source, e.event_id, e.payload, d.deliveries, d.last_error, d.failed_at,
        coalesce(e.event_key, e.event_id::text) AS event_key
   FROM tributary.consumer_dead_letters d
   JOIN tributary.consumer_groups g ON g.id = d.group_id
   JOIN tributary.events e
     ON e.seq = d.seq AND e.tx_id BETWEEN tributary.tx_from(d.tx_from) AND tributary.tx_to(d.tx_to)
-  JOIN tributary.sources s ON s.id = e.source_id;
+  JOIN tributary.sources s ON s.id = e.source_id
+ WHERE p_group IS NULL OR g.name = p_group $$;
+
+CREATE OR REPLACE VIEW tributary.dead_letters AS SELECT * FROM tributary.dead_letters_of(NULL);

@@ -19,7 +19,16 @@
 -- unheld_lanes: how many of them no consumer holds now (their events wait;
 -- per lane: group_lanes_status).
 -- Called by: admins and consumers; `tributary group status`.
-CREATE OR REPLACE VIEW tributary.group_status AS
+-- The view is this function's rows (p_group NULL: every group), so that
+-- the log has no view over it that names the consumer groups' tables: on
+-- Citus such a view keeps the log's partitions from being created
+-- (docs/citus.md). The group commands ask for one group here.
+CREATE OR REPLACE FUNCTION tributary.group_status_of(p_group text)
+RETURNS TABLE (name text, pattern text, ordered boolean, max_deliveries int, lease interval, events_behind bigint,
+               oldest_unprocessed_age interval, batches_in_flight int, retries_waiting int, dead_letters int,
+               lanes int, unheld_lanes int)
+LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
        behind.events AS events_behind,
        now() - least(behind.oldest, flight.oldest, retry.oldest) AS oldest_unprocessed_age,
@@ -45,4 +54,7 @@ SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
         WHERE r.group_id = g.id) retry
  CROSS JOIN LATERAL (
        SELECT count(*)::int AS events FROM tributary.consumer_dead_letters d WHERE d.group_id = g.id) dead
- ORDER BY g.name;
+ WHERE p_group IS NULL OR g.name = p_group
+ ORDER BY g.name $$;
+
+CREATE OR REPLACE VIEW tributary.group_status AS SELECT * FROM tributary.group_status_of(NULL);

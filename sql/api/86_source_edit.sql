@@ -88,6 +88,7 @@ DECLARE
     v_refused text[] := '{}';
     v_need_rewind text[] := '{}';
     v_lock_timeout text;
+    v_due timestamptz;
 BEGIN
     changed := '{}';
     SELECT s.id, s.kind INTO v_id, v_kind FROM tributary.sources s WHERE s.name = p_name;
@@ -214,9 +215,13 @@ BEGIN
     -- A source failing (or failing over) with the old settings is asked
     -- again with the new ones after its interval, not after its backoff.
     -- A rate limit's hold (throttled) stays: the API set it.
+    -- The time reckoned first: Citus refuses a stable function of a column
+    -- in an UPDATE of a distributed table (docs/citus.md). No claim moves
+    -- last_request meanwhile: this holds the source's lock.
+    SELECT greatest(now(), coalesce(g.last_request, now()) + p_interval_ms * interval '1 ms') INTO v_due
+      FROM tributary.gates g WHERE g.source_id = v_id;
     UPDATE tributary.gates g
-       SET next_allowed_at = least(g.next_allowed_at,
-                                   greatest(now(), coalesce(g.last_request, now()) + p_interval_ms * interval '1 ms'))
+       SET next_allowed_at = least(g.next_allowed_at, v_due)
      WHERE g.source_id = v_id AND g.state IN ('failing', 'transient');
     INSERT INTO tributary.source_edits (source_id, revision, changes, rewound_from, rewound_to)
     VALUES (v_id, revision, v_changes, rewound_from, p_rewind_to);

@@ -60,13 +60,20 @@ CREATE OR REPLACE FUNCTION tributary.loader_claim(p_source int, p_lock_namespace
 LANGUAGE plpgsql AS $$
 DECLARE
     locked boolean := false;
+    -- Here, not in the UPDATE: Citus refuses volatile functions in an UPDATE
+    -- of a distributed table (docs/citus.md).
+    v_clock_ms bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     BEGIN
-        locked := pg_try_advisory_lock(p_lock_namespace, p_source);
-        IF NOT locked THEN
-            decision := 'locked';
-            RETURN;
+        -- NULL: the caller holds the lock already (on Citus, it takes it on
+        -- the coordinator: sql/citus/10_delegation.sql).
+        IF p_lock_namespace IS NOT NULL THEN
+            locked := pg_try_advisory_lock(p_lock_namespace, p_source);
+            IF NOT locked THEN
+                decision := 'locked';
+                RETURN;
+            END IF;
         END IF;
         -- Nested, so that the query is planned only when a revision is
         -- given: the three-argument form also runs while migration 0013
@@ -74,7 +81,9 @@ BEGIN
         IF p_revision IS NOT NULL THEN
             IF NOT EXISTS (SELECT FROM tributary.sources s WHERE s.id = p_source AND s.revision = p_revision) THEN
                 decision := 'changed';
-                PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+                IF locked THEN
+                    PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+                END IF;
                 RETURN;
             END IF;
         END IF;
@@ -84,7 +93,7 @@ BEGIN
         UPDATE tributary.gates g
            SET last_request = now(),
                next_allowed_at = now() + make_interval(secs => p_lease_ms::double precision / 1000),
-               lease = greatest(g.lease + 1, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+               lease = greatest(g.lease + 1, v_clock_ms)
          WHERE g.source_id = p_source AND g.next_allowed_at <= now()
         RETURNING g.failures, g.drained, g.lease, g.empty_streak
              INTO failures, drained, lease, empty_streak;
@@ -98,7 +107,9 @@ BEGIN
         SELECT g.failures, g.drained, g.empty_streak INTO failures, drained, empty_streak
           FROM tributary.gates g WHERE g.source_id = p_source;
         decision := CASE WHEN coalesce(failures, 0) > 0 THEN 'backing_off' ELSE 'not_due' END;
-        PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+        IF locked THEN
+            PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
+        END IF;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         -- A session lock outlives the statement that took it: never keep
         -- one the caller does not know it holds.

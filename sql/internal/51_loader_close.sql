@@ -19,11 +19,15 @@ CREATE OR REPLACE FUNCTION tributary.loader_gate_succeeded(p_source int, p_lock_
                                                            p_pause_ms bigint, p_interval_ms bigint, p_drained boolean,
                                                            p_backlog bigint)
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    -- Both times here, not in the UPDATE: Citus refuses a stable function
+    -- (timestamptz + interval is one) of a column in an UPDATE of a
+    -- distributed table (docs/citus.md).
+    v_after_interval timestamptz := now() + make_interval(secs => p_interval_ms::double precision / 1000);
+    v_after_pause timestamptz := now() + make_interval(secs => p_pause_ms::double precision / 1000);
 BEGIN
     UPDATE tributary.gates
-       SET next_allowed_at = now() + make_interval(secs => (CASE WHEN nudged_at >= last_request
-                                                                 THEN p_interval_ms ELSE p_pause_ms END)
-                                                          ::double precision / 1000),
+       SET next_allowed_at = CASE WHEN nudged_at >= last_request THEN v_after_interval ELSE v_after_pause END,
            last_success_at = now(), failures = 0, state = 'ok', drained = p_drained,
            empty_streak = CASE WHEN p_drained AND NOT coalesce(nudged_at >= last_request, false)
                                THEN empty_streak + 1 ELSE 0 END,
@@ -48,43 +52,42 @@ $$;
 
 -- A failed request, or a batch PostgreSQL refused: no request for p_delay_ms.
 -- The gate's update and the source's error episode (tributary.source_errors,
--- for the console) in one statement: only a close that matched the gate
+-- for the console) in one transaction: only a close that matched the gate
 -- (not a replayed one) records, under the gate's lease, so one source's
 -- closes never race. The same text as the newest episode, with no success
 -- since it was last seen, counts in it; anything else starts a new one, and
--- the oldest beyond 20 leave.
+-- the oldest beyond 20 leave. Statement by statement, each on the source's
+-- rows alone: Citus runs each as one on the source's shard (docs/citus.md).
 CREATE OR REPLACE FUNCTION tributary.loader_close_failed(p_source int, p_lock_namespace int, p_lease bigint,
                                                          p_delay_ms bigint, p_state text, p_error text)
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_error text := coalesce(p_error, '');
+    v_last_success timestamptz;
+    v_newest record;  -- not the table's row type: these definitions come before migration 0014 makes it
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
-    WITH gate AS (
-        UPDATE tributary.gates
-           SET next_allowed_at = now() + make_interval(secs => p_delay_ms::double precision / 1000),
-               failures = failures + 1, state = p_state, last_error = p_error, last_error_at = now(),
-               drained = false, closed_lease = p_lease
-         WHERE source_id = p_source AND lease = p_lease AND closed_lease <> p_lease
-        RETURNING source_id, last_success_at
-    ), same AS (
-        SELECT n.id
-          FROM gate g
-          CROSS JOIN LATERAL (SELECT e.id, e.error, e.last_at FROM tributary.source_errors e
-                               WHERE e.source_id = g.source_id ORDER BY e.id DESC LIMIT 1) n
-         WHERE n.error = coalesce(p_error, '') AND n.last_at >= coalesce(g.last_success_at, '-infinity')
-    ), counted AS (
-        UPDATE tributary.source_errors e SET last_at = now(), count = e.count + 1
-          FROM same WHERE e.source_id = p_source AND e.id = same.id
-        RETURNING e.id
-    ), added AS (
-        INSERT INTO tributary.source_errors (source_id, first_at, last_at, count, error)
-        SELECT g.source_id, now(), now(), 1, coalesce(p_error, '')
-          FROM gate g WHERE NOT EXISTS (SELECT FROM same)
-        RETURNING id
-    )
-    DELETE FROM tributary.source_errors e
-     WHERE e.source_id = p_source AND EXISTS (SELECT FROM gate) AND NOT EXISTS (SELECT FROM same)
-       AND e.id < (SELECT min(k.id) FROM (SELECT k.id FROM tributary.source_errors k WHERE k.source_id = p_source
-                                           ORDER BY k.id DESC LIMIT 19) k);
+    UPDATE tributary.gates
+       SET next_allowed_at = now() + make_interval(secs => p_delay_ms::double precision / 1000),
+           failures = failures + 1, state = p_state, last_error = p_error, last_error_at = now(),
+           drained = false, closed_lease = p_lease
+     WHERE source_id = p_source AND lease = p_lease AND closed_lease <> p_lease
+    RETURNING last_success_at INTO v_last_success;
+    IF FOUND THEN
+        SELECT e.id, e.error, e.last_at INTO v_newest FROM tributary.source_errors e
+         WHERE e.source_id = p_source ORDER BY e.id DESC LIMIT 1;
+        IF FOUND AND v_newest.error = v_error AND v_newest.last_at >= coalesce(v_last_success, '-infinity') THEN
+            UPDATE tributary.source_errors e SET last_at = now(), count = e.count + 1
+             WHERE e.source_id = p_source AND e.id = v_newest.id;
+        ELSE
+            INSERT INTO tributary.source_errors (source_id, first_at, last_at, count, error)
+            VALUES (p_source, now(), now(), 1, v_error);
+            DELETE FROM tributary.source_errors e
+             WHERE e.source_id = p_source
+               AND e.id < (SELECT min(k.id) FROM (SELECT k.id FROM tributary.source_errors k
+                                                   WHERE k.source_id = p_source ORDER BY k.id DESC LIMIT 20) k);
+        END IF;
+    END IF;
     IF p_lock_namespace IS NOT NULL THEN
         PERFORM pg_advisory_unlock(p_lock_namespace, p_source);
     END IF;
@@ -127,14 +130,16 @@ CREATE OR REPLACE FUNCTION tributary.loader_append(p_source int, p_expected bigi
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
     stored boolean := false;
+    -- A variable, not a subscript of the parameter in the UPDATE: that
+    -- statement shape crashes Citus 13.2's coordinator (docs/citus.md).
+    v_last bigint := p_ids[cardinality(p_ids)];
 BEGIN
     IF cardinality(p_ids) IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
         RAISE EXCEPTION 'loader_append: % ids but % payloads', cardinality(p_ids), jsonb_array_length(p_payloads);
     END IF;
     BEGIN
         UPDATE tributary.cursors
-           SET last_event_id = p_ids[cardinality(p_ids)], events_stored = events_stored + cardinality(p_ids),
-               last_stored_at = now()
+           SET last_event_id = v_last, events_stored = events_stored + cardinality(p_ids), last_stored_at = now()
          WHERE source_id = p_source AND last_event_id = p_expected;
         IF FOUND THEN
             INSERT INTO tributary.events (source_id, event_id, payload)

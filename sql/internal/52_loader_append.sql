@@ -95,6 +95,8 @@ CREATE OR REPLACE FUNCTION tributary.loader_append_replay(p_source int, p_expect
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     v_count bigint := coalesce(cardinality(p_ids), 0);
+    -- Not a subscript of the parameter in the UPDATE (loader_append says why).
+    v_last bigint := p_ids[v_count];
     v_until bigint;
     v_stored bigint := 0;
     v_new bigint := 0;
@@ -114,7 +116,7 @@ BEGIN
             SELECT p_source, b.id, b.payload
               FROM ROWS FROM (unnest(p_ids), jsonb_array_elements(p_payloads)) WITH ORDINALITY AS b(id, payload, n)
              WHERE b.id <= v_until
-               AND NOT EXISTS (SELECT FROM tributary.events e WHERE e.source_id = p_source AND e.event_id = b.id)
+               AND NOT EXISTS (SELECT 1 FROM tributary.events e WHERE e.source_id = p_source AND e.event_id = b.id)
              ORDER BY b.n;
             GET DIAGNOSTICS v_stored = ROW_COUNT;
             INSERT INTO tributary.events (source_id, event_id, payload)
@@ -126,9 +128,9 @@ BEGIN
             v_stored := v_stored + v_new;
             v_skipped := v_count - v_stored;
             UPDATE tributary.cursors
-               SET last_event_id = p_ids[v_count], events_stored = events_stored + v_stored,
+               SET last_event_id = v_last, events_stored = events_stored + v_stored,
                    last_stored_at = now(),
-                   replay_until = CASE WHEN p_ids[v_count] >= v_until THEN NULL ELSE v_until END
+                   replay_until = CASE WHEN v_last >= v_until THEN NULL ELSE v_until END
              WHERE source_id = p_source;
         EXCEPTION WHEN unique_violation THEN
             v_skipped := NULL;  -- an id past the replay is stored: rolled back, nothing stored

@@ -13,20 +13,31 @@
 CREATE OR REPLACE FUNCTION tributary.refuse_deleting_a_source_with_events() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM tributary.refuse_removing(OLD.id, OLD.name);
+    RETURN OLD;
+END $$;
+
+-- The check itself, also called by `source remove` before its DELETE: on
+-- Citus, whose tables have no triggers (migrations/citus/0001), it is the
+-- only one; on one PostgreSQL the trigger repeats it.
+-- Called by: refuse_deleting_a_source_with_events, `source remove`
+-- (src/postgres/statements/source_registry/check_removal.sql).
+CREATE OR REPLACE FUNCTION tributary.refuse_removing(p_id int, p_name text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
     -- Wait for a batch being stored right now: it moves the cursor row
     -- first, in its own transaction; once it is done, its events are seen.
-    PERFORM 1 FROM tributary.cursors WHERE source_id = OLD.id FOR UPDATE;
+    PERFORM 1 FROM tributary.cursors WHERE source_id = p_id FOR UPDATE;
     -- And for the transactions publishing to it (api/80_publish.sql) or a
     -- receiver's group commit storing to it (internal/70_receiver_store.sql):
     -- in READ COMMITTED they hold its publish lock shared until they end (in
     -- REPEATABLE READ a KEY SHARE lock on the row, which the DELETE waits
     -- for); one that comes after this lock finds the row gone.
-    PERFORM pg_advisory_xact_lock(1953655138, -OLD.id);
-    IF EXISTS (SELECT 1 FROM tributary.events WHERE source_id = OLD.id) THEN
-        RAISE EXCEPTION 'source "%" has stored events, and tributary never deletes events', OLD.name
-            USING ERRCODE = '23503', HINT = 'Pause it instead: tributary source pause ' || OLD.name;
+    PERFORM pg_advisory_xact_lock(1953655138, -p_id);
+    IF EXISTS (SELECT 1 FROM tributary.events WHERE source_id = p_id) THEN
+        RAISE EXCEPTION 'source "%" has stored events, and tributary never deletes events', p_name
+            USING ERRCODE = '23503', HINT = 'Pause it instead: tributary source pause ' || p_name;
     END IF;
-    RETURN OLD;
 END $$;
 
 -- The key of the group-sources lock (see forget_group_sources): the
@@ -58,11 +69,23 @@ CREATE OR REPLACE FUNCTION tributary.forget_group_sources() RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM tributary.sources_changed();
+    RETURN NULL;
+END $$;
+
+-- The work itself, also called by `source add` and `source remove` after
+-- their change: on Citus, whose tables have no triggers (migrations/citus/
+-- 0001), it is the only call; on one PostgreSQL the trigger repeats it.
+-- Called by: forget_group_sources, `source add` and `source remove`
+-- (src/postgres/statements/source_registry/sources_changed.sql).
+CREATE OR REPLACE FUNCTION tributary.sources_changed() RETURNS void
+LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
     PERFORM pg_advisory_xact_lock_shared(tributary.group_sources_lock_key());
     UPDATE tributary.consumer_groups SET source_bits = NULL;
     -- And every lane's (migration 0017): a lane's read holds its lane's row.
     IF tributary.lanes_in_place() THEN
         UPDATE tributary.group_lanes SET source_bits = NULL;
     END IF;
-    RETURN NULL;
 END $$;

@@ -16,14 +16,36 @@
 -- when no pulled source has that name. The caller tells the loaders
 -- (pg_notify on tributary_control, 'sources').
 -- Called by: nudge.sql (run's nudge), console_nudge.
+-- The gate row is locked first and the time reckoned from it, then written:
+-- Citus refuses a stable function of a column (timestamptz + interval) in
+-- an UPDATE of a distributed table (docs/citus.md), and a time reckoned
+-- from a row read without its lock could predate a close committed
+-- meanwhile (the request after it would come too soon). By the source's
+-- id: Citus locks a distributed table's rows only by their distribution
+-- column.
 CREATE OR REPLACE FUNCTION tributary.nudge_gate(p_name text) RETURNS SETOF int
-LANGUAGE sql AS $$
-UPDATE tributary.gates g
-   SET nudged_at = now(), empty_streak = 0,
-       next_allowed_at = CASE WHEN g.failures = 0 AND g.last_success_at >= g.last_request
-                              THEN least(g.next_allowed_at,
-                                         greatest(now(), g.last_success_at + s.interval_ms * interval '1 ms'))
-                              ELSE g.next_allowed_at END
-  FROM tributary.sources s
- WHERE s.name = p_name AND g.source_id = s.id
-RETURNING g.source_id $$;
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_source tributary.sources;
+    v_gate record;
+    v_next timestamptz;
+BEGIN
+    SELECT * INTO v_source FROM tributary.sources s WHERE s.name = p_name;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    SELECT g.failures, g.last_success_at, g.last_request, g.next_allowed_at INTO v_gate
+      FROM tributary.gates g WHERE g.source_id = v_source.id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;  -- pushed or published: no gate
+    END IF;
+    IF v_gate.failures = 0 AND v_gate.last_success_at >= v_gate.last_request THEN
+        v_next := least(v_gate.next_allowed_at,
+                        greatest(now(), v_gate.last_success_at + v_source.interval_ms * interval '1 ms'));
+    ELSE
+        v_next := v_gate.next_allowed_at;
+    END IF;
+    UPDATE tributary.gates g SET nudged_at = now(), empty_streak = 0, next_allowed_at = v_next
+     WHERE g.source_id = v_source.id;
+    RETURN NEXT v_source.id;
+END $$;

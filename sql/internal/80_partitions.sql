@@ -42,7 +42,7 @@ END $$;
 
 -- Creates and attaches the partition [p_from, p_to), named events_<p_from>,
 -- with the indexes every partition has: (tx_id, seq) through the parent,
--- unique seq and unique (source_id, event_id) of its own. The caller holds
+-- unique seq (not on Citus) and unique (source_id, event_id) of its own. The caller holds
 -- lock_log_for_attach's locks (and chose p_from under them). Built, then
 -- attached: ATTACH checks that the default partition holds no row of the
 -- new range (a scan of the default partition; under the locks, the only
@@ -59,7 +59,11 @@ BEGIN
     END IF;
     EXECUTE format('CREATE TABLE tributary.%I (LIKE tributary.events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
                    v_name);
-    EXECUTE format('CREATE UNIQUE INDEX %I ON tributary.%I (seq)', v_name || '_seq', v_name);
+    -- Not on Citus, where a unique index must hold the distribution column
+    -- (migrations/citus/0001; seq stays unique by its identity there).
+    IF NOT tributary.log_is_distributed() THEN
+        EXECUTE format('CREATE UNIQUE INDEX %I ON tributary.%I (seq)', v_name || '_seq', v_name);
+    END IF;
     EXECUTE format('CREATE UNIQUE INDEX %I ON tributary.%I (source_id, event_id)', v_name || '_source_event_id',
                    v_name);
     EXECUTE format('CREATE INDEX %I ON tributary.%I (tx_id, seq)', v_name || '_tx_seq', v_name);

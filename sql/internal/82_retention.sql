@@ -60,7 +60,7 @@ BEGIN
                 v_after := true;
             ELSE
                 EXECUTE format($q$
-                    SELECT EXISTS (SELECT FROM tributary.%I e
+                    SELECT EXISTS (SELECT 1 FROM tributary.%I e
                                     WHERE (e.tx_id, e.seq) > ($1, $2) AND e.tx_id >= $1
                                       AND ($3::bit varying IS NULL
                                            OR (e.source_id < length($3) AND get_bit($3, e.source_id) = 1))) $q$,

@@ -79,7 +79,7 @@ BEGIN
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = 'tributary.events'::regclass;
     key_bytes := pg_total_relation_size('tributary.event_keys'::regclass);
-    default_events := (SELECT count(*) FROM (SELECT FROM tributary.events_default LIMIT 1000) d);
+    default_events := (SELECT count(*) FROM (SELECT 1 FROM tributary.events_default LIMIT 1000) d);
     oldest_event_at := (SELECT e.loaded_at FROM tributary.events e ORDER BY e.tx_id, e.seq LIMIT 1);
     oldest_event_age_seconds := extract(epoch FROM clock_timestamp() - oldest_event_at);
 

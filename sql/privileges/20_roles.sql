@@ -78,7 +78,9 @@ BEGIN
                                           boolean, bigint, bigint),
             tributary.loader_append_replay(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint),
             -- run's POST /sources/NAME/nudge.
-            tributary.nudge_gate(text)
+            tributary.nudge_gate(text),
+            -- Whether to take a source's lock on the Citus coordinator (sql/citus/10_delegation.sql).
+            tributary.log_is_distributed()
             TO tributary_loader;
     END IF;
 
@@ -107,8 +109,10 @@ BEGIN
             tributary.lanes_in_place(),
             tributary.unheld_lanes(tributary.consumer_groups),
             tributary.group_lanes_status(text),
-            -- The views group_status and dead_letters find events by seq
-            -- within a remembered range of tx_id (their caller's rights).
+            -- The views group_status and dead_letters are these functions'
+            -- rows (their caller's rights).
+            tributary.group_status_of(text),
+            tributary.dead_letters_of(text),
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)
             TO tributary_consumer;
@@ -152,8 +156,14 @@ BEGIN
             tributary.lanes_in_place(),
             tributary.unheld_lanes(tributary.consumer_groups),
             tributary.group_lanes_status(text),
+            tributary.group_status_of(text),
+            tributary.dead_letters_of(text),
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)
+            TO tributary_admin;
+        -- What `source add` and `source remove` do besides their change (on
+        -- one PostgreSQL the triggers on sources repeat it; sql/internal/60_source_triggers.sql).
+        GRANT EXECUTE ON FUNCTION tributary.sources_changed(), tributary.refuse_removing(int, text)
             TO tributary_admin;
         -- `source edit` (sql/api/86_source_edit.sql) and its record (migration 0015).
         -- (Not yet when an earlier migration applies these definitions, before 0015 exists.)

@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 
 #include "advisory_keys.h"
+#include "citus_distribution.h"
 #include "core/errors.h"
 #include "postgres/statements.h"
 #include "session_settings.h"
@@ -176,7 +177,13 @@ void ensure_partitions_ahead(pqxx::connection& connection) {
 /// the schema (a loader's `ExecStartPre=tributary migrate`) passes once the
 /// owner has migrated; anything to do takes the locked path, which needs
 /// the owner's rights.
-bool is_current(pqxx::connection& connection, const std::vector<SqlFile>& migrations, const std::string& digest) {
+bool on_citus(pqxx::connection& connection) {
+    pqxx::read_transaction tx(connection);
+    return CitusDistribution::present(tx);
+}
+
+bool is_current(pqxx::connection& connection, const std::vector<SqlFile>& migrations, const std::string& digest,
+                const CitusDistribution* citus) {
     pqxx::read_transaction tx(connection);
     const auto bookkeeping = tx.exec1(sql::has_bookkeeping);
     if (!bookkeeping[0].as<bool>() || !bookkeeping[1].as<bool>()) return false;
@@ -187,37 +194,30 @@ bool is_current(pqxx::connection& connection, const std::vector<SqlFile>& migrat
         if (!is_applied(applied, migration.version)) return false;
     for (const auto& migration : applied)
         if (!migration.checksum) return false;
+    if (citus && !citus->is_current(tx)) return false;
     const auto recorded = tx.exec(sql::definitions_digest);
     const auto present = tx.exec1(sql::present_roles)[0].as<std::string>();
     return !recorded.empty() && recorded[0][0].as<std::string>() == digest && present == kAllRoles &&
            !recorded[0][1].is_null() && recorded[0][1].as<std::string>() == present;
 }
 
-/// On a Citus coordinator the schema is made as on one PostgreSQL: on that
-/// node alone, nothing distributed over the workers (issue 29 builds the
-/// distributed installation). Said at every migrate, so nobody takes it for
-/// a distributed log.
-void warn_if_citus(pqxx::connection& connection) {
-    pqxx::read_transaction tx(connection);
-    if (!tx.exec1(sql::has_citus)[0].as<bool>()) return;
-    spdlog::warn(
-        "this database has the Citus extension: tributary's tables are made on this node alone, not distributed "
-        "over its workers (distribution is not supported yet; docs/scaling.md, section 5)");
-}
-
 }  // namespace
 
 Migrator::Migrator(std::string conninfo, const std::vector<SqlFile>& migrations,
-                   const std::vector<SqlFile>& definitions, std::string definitions_digest)
+                   const std::vector<SqlFile>& definitions, std::string definitions_digest,
+                   const std::vector<SqlFile>& citus_migrations)
     : conninfo_(std::move(conninfo)),
       migrations_(migrations),
+      citus_migrations_(citus_migrations),
       definitions_(definitions),
       definitions_digest_(std::move(definitions_digest)) {}
 
 std::vector<std::string> Migrator::migrate() {
     auto connection = connect(conninfo_);
-    warn_if_citus(*connection);
-    if (is_current(*connection, migrations_, definitions_digest_)) return {};
+    const CitusDistribution distribution(citus_migrations_);
+    const bool citus = on_citus(*connection);
+    if (citus) CitusDistribution::warn_if_left(*connection);
+    if (is_current(*connection, migrations_, definitions_digest_, citus ? &distribution : nullptr)) return {};
     pqxx::nontransaction session(*connection);
     // Held until this connection closes, also when an exception leaves here.
     session.exec_params(sql::take_lock, kAdvisoryNamespace, kMigrationLockKey);
@@ -271,6 +271,18 @@ std::vector<std::string> Migrator::migrate() {
         }
     }
     done.insert(done.end(), defined.begin(), defined.end());
+    if (citus) {
+        const auto distributed = distribution.apply(*connection);
+        done.insert(done.end(), distributed.begin(), distributed.end());
+        // Its views were dropped, and the Citus-only definitions (sql/citus)
+        // apply to a distributed log only: all of them again.
+        if (!distributed.empty()) {
+            pqxx::work tx(*connection);
+            std::vector<std::string> again;
+            apply_definitions(tx, definitions_, definitions_digest_, roles, true, again);
+            tx.commit();
+        }
+    }
     ensure_partitions_ahead(*connection);
     return done;
 }

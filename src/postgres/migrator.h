@@ -22,6 +22,8 @@ public:
 /// (CREATEROLE; otherwise a warning); then, when the database's definitions
 /// differ from the binary's or a group role appeared since, the sql/
 /// definitions and privileges in one transaction.
+/// On a Citus coordinator, the migrations of migrations/citus/ come after
+/// those (CitusDistribution), and the definitions again after them.
 /// Concurrent runs queue on an advisory lock, so the second finds nothing
 /// to do.
 ///
@@ -33,7 +35,8 @@ class Migrator {
 public:
     explicit Migrator(std::string conninfo, const std::vector<SqlFile>& migrations = embedded_migrations(),
                       const std::vector<SqlFile>& definitions = embedded_definitions(),
-                      std::string definitions_digest = embedded_definitions_digest());
+                      std::string definitions_digest = embedded_definitions_digest(),
+                      const std::vector<SqlFile>& citus_migrations = embedded_citus_migrations());
 
     /// Names of the migrations and definition files applied by this call
     /// (empty: already current).
@@ -59,6 +62,7 @@ private:
 
     std::string conninfo_;
     const std::vector<SqlFile>& migrations_;
+    const std::vector<SqlFile>& citus_migrations_;
     const std::vector<SqlFile>& definitions_;
     std::string definitions_digest_;
 };

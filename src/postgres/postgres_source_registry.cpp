@@ -154,6 +154,7 @@ int PostgresSourceRegistry::add(const SourceSpec& spec) {
             tx.exec_params(sql::add_cursor, id, by_id ? spec.after_id : 0, by_id ? nullptr : spec.start.c_str());
             tx.exec_params(sql::add_gate, id);
         }
+        tx.exec(sql::sources_changed);
         tell_loaders(tx);
         tx.commit();
         return id;
@@ -172,19 +173,20 @@ std::vector<SourceRecord> PostgresSourceRegistry::list() {
 std::string PostgresSourceRegistry::rewind(const std::string& name, const std::string& to) {
     return session_.run([&](pqxx::connection& c) {
         pqxx::work tx(c);
-        const auto found = tx.exec_params(sql::lock_cursor, name);
+        const auto named = tx.exec_params(sql::id_of, name);
+        if (named.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
+        const int id = named[0][0].as<int>();
+        const auto found = tx.exec_params(sql::lock_cursor, id);
         if (found.empty()) {
             const auto kind = tx.exec_params(sql::kind, name);
-            if (kind.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
             throw InvalidRequest("source '" + name + "' is " +
-                                 (kind[0][0].as<std::string>() == "push" ? "pushed" : "published") +
+                                 (!kind.empty() && kind[0][0].as<std::string>() == "push" ? "pushed" : "published") +
                                  ": it has no cursor to rewind (its events are kept by key)");
         }
         const auto& row = found[0];
-        const int id = row[0].as<int>();
         std::string from;
-        if (row[2].is_null()) {  // keyed by id
-            const auto cursor = row[1].as<std::int64_t>();
+        if (row[1].is_null()) {  // keyed by id
+            const auto cursor = row[0].as<std::int64_t>();
             if (to.empty() || to.size() > 19 || to.find_first_not_of("0123456789") != std::string::npos)
                 throw InvalidRequest("source '" + name + "' is read by id: --to must be an id (0 or more)");
             const auto target = std::stoll(to);
@@ -196,7 +198,7 @@ std::string PostgresSourceRegistry::rewind(const std::string& name, const std::s
         } else {
             if (to.size() > 8192) throw InvalidRequest("--to is longer than 8192 bytes");
             tx.exec_params(sql::rewind_to_position, id, to);
-            from = row[2].as<std::string>();
+            from = row[1].as<std::string>();
         }
         tx.exec_params(sql::record_rewind, id, from, to);
         tell_loaders(tx);
@@ -253,15 +255,18 @@ void PostgresSourceRegistry::remove(const std::string& name) {
         const auto found = tx.exec_params(sql::lock_for_removal, name);
         if (found.empty()) throw NameError("no source named '" + name + "' (see `tributary source list`)");
         const auto id = found[0][0].as<int>();
-        // Pushed and published sources count nothing: the trigger
-        // sources_keep_events refuses them if they have events.
-        const auto stored = found[0][1].as<std::int64_t>(0);
+        // Pushed and published sources have no cursor: check_removal
+        // refuses them if they have events.
+        const auto cursor = tx.exec_params(sql::cursor_for_removal, id);
+        const auto stored = cursor.empty() ? 0 : cursor[0][0].as<std::int64_t>(0);
         if (stored > 0)
             throw std::runtime_error("source '" + name + "' has " + std::to_string(stored) +
                                      " stored events, and tributary never deletes events: use `tributary source "
                                      "pause " +
                                      name + "` to stop loading it");
+        tx.exec_params(sql::check_removal, id, name);
         tx.exec_params(sql::remove, id);
+        tx.exec(sql::sources_changed);
         tell_loaders(tx);
         tx.commit();
     });

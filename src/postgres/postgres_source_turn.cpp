@@ -58,6 +58,8 @@ constexpr const char* kReleaseIfHeld = "tributary_turn_release_if_held";
 constexpr const char* kCursorAt = "tributary_turn_cursor_at";
 constexpr const char* kAppendKeyed = "tributary_turn_append_keyed";
 constexpr const char* kAppendReplay = "tributary_turn_append_replay";
+constexpr const char* kLock = "tributary_turn_lock";
+constexpr const char* kUnlock = "tributary_turn_unlock";
 
 namespace sql = statements::source_turn;
 
@@ -254,6 +256,31 @@ PostgresSourceTurn::PostgresSourceTurn(PostgresSession& session) : session_(sess
     session_.prepare(kCursorAt, sql::cursor_at);
     session_.prepare(kAppendKeyed, sql::append_keyed);
     session_.prepare(kAppendReplay, sql::append_replay);
+    session_.prepare(kLock, sql::lock);
+    session_.prepare(kUnlock, sql::unlock);
+}
+
+bool PostgresSourceTurn::distributed(pqxx::transaction_base& tx) {
+    if (distributed_session_ != session_.generation()) {
+        distributed_ = tx.exec1(sql::has_citus)[0].as<bool>() && tx.exec1(sql::log_is_distributed)[0].as<bool>();
+        distributed_session_ = session_.generation();
+    }
+    return distributed_;
+}
+
+void PostgresSourceTurn::let_go(int source_id) {
+    const bool held = locks_session_ == session_.generation() && locks_.count(source_id) > 0;
+    forget_lock(source_id);
+    if (!held || !distributed_ || distributed_session_ != session_.generation()) return;
+    // The functions ran on a worker; the lock is this session's own.
+    try {
+        session_.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            tx.exec_prepared(kUnlock, kAdvisoryNamespace, source_id);
+        });
+    } catch (const std::exception& e) {
+        spdlog::warn("source_id={} could not let its lock go (it goes with the session): {}", source_id, e.what());
+    }
 }
 
 void PostgresSourceTurn::note_lock(int source_id) {
@@ -266,7 +293,8 @@ void PostgresSourceTurn::note_lock(int source_id) {
 
 const char* PostgresSourceTurn::lock_argument(int source_id) {
     const bool held = locks_session_ == session_.generation() && session_.connected() && locks_.count(source_id) > 0;
-    return lock_to_release(held);
+    // On Citus the functions never touch the lock: let_go does.
+    return lock_to_release(held && !distributed_);
 }
 
 template <typename Statement>
@@ -291,9 +319,20 @@ auto PostgresSourceTurn::guarded(int source_id, Statement&& statement) {
 SourceTurn::Claim PostgresSourceTurn::claim(const Source& source) {
     const auto lease = source.endpoint.timeout + source.interval + kLeaseMargin;
     return guarded(source.id, [&](pqxx::nontransaction& tx) {
-        const auto row = tx.exec_prepared1(kClaim, source.id, kAdvisoryNamespace, lease.count(), source.revision);
-        const auto decision = row[0].as<std::string>();
         Claim claim;
+        // On Citus the claim runs on a worker: the lock is taken here first,
+        // in this session on the coordinator (sql/citus/10_delegation.sql).
+        const bool lock_here = distributed(tx);
+        if (lock_here) {
+            if (!tx.exec_prepared1(kLock, kAdvisoryNamespace, source.id)[0].as<bool>()) {
+                claim.decision = Decision::locked;
+                return claim;
+            }
+            note_lock(source.id);
+        }
+        const auto row =
+            tx.exec_prepared1(kClaim, source.id, lock_to_release(!lock_here), lease.count(), source.revision);
+        const auto decision = row[0].as<std::string>();
         if (decision == "locked") {
             claim.decision = Decision::locked;
             return claim;
@@ -314,6 +353,10 @@ SourceTurn::Claim PostgresSourceTurn::claim(const Source& source) {
             // schedule this claim was made from; not due with these
             // settings, and the next schedule brings the new ones.
             claim.decision = decision == "backing_off" ? Decision::backing_off : Decision::not_due;
+            if (lock_here) {
+                tx.exec_prepared(kUnlock, kAdvisoryNamespace, source.id);
+                forget_lock(source.id);
+            }
         }
         return claim;
     });
@@ -336,7 +379,7 @@ void PostgresSourceTurn::close(const Source& source, const SlotClose& close) {
                 return;
         }
     });
-    forget_lock(source.id);
+    let_go(source.id);
 }
 
 std::optional<LockHolder> PostgresSourceTurn::stranger_holding(const Source& source) {
@@ -385,7 +428,11 @@ SourceTurn::Appended PostgresSourceTurn::append_and_close(const Source& source, 
         return append_replay(source, expected, batch, close);
     const bool large = std::any_of(batch.begin(), batch.end(),
                                    [](const Event& event) { return event.payload.size() >= kLargePayload; });
-    const bool one_statement = !large && batch.size() <= kLargestStatementBatch;
+    // On Citus every batch goes in one statement: the function runs on the
+    // source's worker, where its rows take that worker's transaction id
+    // (COPY through the coordinator would stamp the coordinator's, and
+    // commit in two phases).
+    const bool one_statement = distributed_ || (!large && batch.size() <= kLargestStatementBatch);
     // A large batch gives its payloads away: it is tried once (a conflict or
     // an error then closes the turn as usual, and the next turn fetches it
     // again). So does a one-statement batch of 1 MiB or more in all: its
@@ -393,11 +440,11 @@ SourceTurn::Appended PostgresSourceTurn::append_and_close(const Source& source, 
     const bool give_away = large || (one_statement && payload_bytes(batch) >= kLargePayload);
     return with_retries(source.id, give_away, [&]() -> Appended {
         try {
-            const auto stored = large           ? append_large(source, expected, batch, close)
-                                : one_statement ? append_in_one_statement(source, expected, batch, close, give_away)
-                                                : append_by_copy(source, expected, batch, close);
+            const auto stored = one_statement ? append_in_one_statement(source, expected, batch, close, give_away)
+                                : large       ? append_large(source, expected, batch, close)
+                                              : append_by_copy(source, expected, batch, close);
             if (large) session_.recycle();
-            forget_lock(source.id);
+            let_go(source.id);
             return {stored, 0};
         } catch (const pqxx::unique_violation&) {
             // Another writer stored these ids first (COPY: the transaction
@@ -454,7 +501,7 @@ SourceTurn::Appended PostgresSourceTurn::append_keyed(const Source& source, cons
                                 NullableInt(progress.backlog).get(), std::max(progress.idle_pause, pause).count())[0]
                 .as<std::int64_t>(-1);
         });
-        forget_lock(source.id);
+        let_go(source.id);
         if (skipped < 0) return {Stored::conflict, 0};
         return {Stored::appended, static_cast<std::size_t>(skipped)};
     });
@@ -468,7 +515,7 @@ SourceTurn::Appended PostgresSourceTurn::append_replay(const Source& source, std
         const auto skipped = tx.exec_prepared1(kAppendReplay, source.id, expected, ids, payloads, close.lock,
                                                close.lease, close.interval_ms, close.backlog.get())[0]
                                  .as<std::int64_t>(-1);
-        forget_lock(source.id);
+        let_go(source.id);
         if (skipped < 0) return {Stored::duplicate, 0};
         return {Stored::appended, static_cast<std::size_t>(skipped)};
     });
@@ -476,7 +523,7 @@ SourceTurn::Appended PostgresSourceTurn::append_replay(const Source& source, std
 
 void PostgresSourceTurn::close_after_batch(const BatchClose& close) {
     guarded(close.source_id, [&](pqxx::nontransaction& tx) { close.run(tx, kSucceeded); });
-    forget_lock(close.source_id);
+    let_go(close.source_id);
 }
 
 SourceTurn::Stored PostgresSourceTurn::append_in_one_statement(const Source& source, std::int64_t expected,

@@ -23,6 +23,10 @@ namespace tributary::postgres {
 /// close; or a close alone, asynchronously committed. Every statement that
 /// closes a slot releases the lock as its last step.
 ///
+/// On Citus (docs/citus.md) each function runs on the source's worker, and
+/// the lock is taken and let go in this session, on the coordinator, around
+/// them; every batch goes in one statement.
+///
 /// Memory: a batch holding an event of 1 MiB or more goes row by row, each
 /// payload moved into its own INSERT, so that besides the batch only libpq's
 /// send buffer holds it; and the session is then recycled, because libpq's
@@ -75,6 +79,12 @@ private:
     const char* lock_argument(int source_id);
     void note_lock(int source_id);
     void forget_lock(int source_id) { locks_.erase(source_id); }
+    /// After a turn's last statement: forgets the lock, and on Citus lets
+    /// it go (the functions, run on a worker, cannot).
+    void let_go(int source_id);
+    /// Whether the log is distributed over Citus workers, asked once per
+    /// session.
+    bool distributed(pqxx::transaction_base& tx);
 
     PostgresSession& session_;
     /// The source locks this worker's session holds, and which session that
@@ -84,6 +94,8 @@ private:
     /// ids up to this may be stored already.
     std::unordered_map<int, std::int64_t> replays_;
     std::uint64_t locks_session_ = 0;
+    bool distributed_ = false;
+    std::uint64_t distributed_session_ = 0;
 };
 
 }  // namespace tributary::postgres

@@ -16,6 +16,10 @@ struct SqlFile {
 /// migrations/*.sql, in version order: tables and indexes, forward-only.
 const std::vector<SqlFile>& embedded_migrations();
 
+/// migrations/citus/*.sql, in version order: applied after those on a Citus
+/// coordinator (postgres/citus_distribution.h).
+const std::vector<SqlFile>& embedded_citus_migrations();
+
 /// sql/{internal,api,privileges}/*.sql, in that order: functions, views and
 /// grants as CREATE OR REPLACE, applied again by `migrate` after the
 /// migrations whenever they differ from the database's.

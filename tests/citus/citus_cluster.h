@@ -15,6 +15,9 @@ public:
     /// The URL of node "coordinator", "worker1" or "worker2" (scripts/citus-tmp url).
     std::string node_url(const std::string& node) const;
 
+    /// The server log of node "coordinator", "worker1" or "worker2" (a scripts/pg-tmp directory's).
+    std::string log_path(const std::string& node) const { return dir_ + "/" + node + "/log"; }
+
     /// Removes what a test left: tributary's schema (distributed tables too) on the coordinator.
     void reset() const;
 

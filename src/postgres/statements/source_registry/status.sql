@@ -7,6 +7,13 @@
 -- published source (no gate, no cursor) has its name, switch and kind (the last column), NULLs else.
 -- Ages are never negative: a loader stamps its request with its own transaction's now(), which may be
 -- later than this statement's now() (and "-0.0s ago" helps nobody).
+-- Cursors, gates and rewinds are read first (MATERIALIZED), then joined to the sources: on Citus
+-- (docs/citus.md) they are distributed, the sources a reference table, and Citus joins no
+-- distributed table to the outer side of a reference table's join.
+WITH c AS MATERIALIZED (SELECT * FROM tributary.cursors),
+     g AS MATERIALIZED (SELECT * FROM tributary.gates),
+     r AS MATERIALIZED (SELECT DISTINCT ON (w.source_id) * FROM tributary.cursor_rewinds w
+                         ORDER BY w.source_id, w.id DESC)
 SELECT s.name, s.enabled,
        CASE WHEN g.state = 'ok' AND NOT g.drained AND g.lease = g.closed_lease
                  AND g.next_allowed_at > g.last_success_at + s.interval_ms * interval '1 ms'
@@ -24,10 +31,9 @@ SELECT s.name, s.enabled,
        r.rewound_by, to_char(r.rewound_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), r.from_cursor, r.to_cursor,
        s.kind
   FROM tributary.sources s
-  LEFT JOIN tributary.cursors c ON c.source_id = s.id
-  LEFT JOIN tributary.gates g ON g.source_id = s.id
+  LEFT JOIN c ON c.source_id = s.id
+  LEFT JOIN g ON g.source_id = s.id
   LEFT JOIN (SELECT DISTINCT ON (source_id) * FROM tributary.foreign_locks ORDER BY source_id, pid) f
          ON f.source_id = s.id
-  LEFT JOIN LATERAL (SELECT * FROM tributary.cursor_rewinds w WHERE w.source_id = s.id ORDER BY w.id DESC LIMIT 1) r
-         ON true
+  LEFT JOIN r ON r.source_id = s.id
  ORDER BY s.name

@@ -1,0 +1,1 @@
+SELECT version, name, checksum FROM tributary.citus_migrations ORDER BY version

@@ -1,0 +1,1 @@
+SELECT to_regclass('tributary.citus_migrations') IS NOT NULL

@@ -1,0 +1,1 @@
+SELECT tributary.log_is_distributed()
