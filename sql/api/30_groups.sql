@@ -31,6 +31,7 @@ SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_pattern text := coalesce(p_pattern, '>');
     v_id int;
+    v_lanes int := coalesce(p_lanes, 1);
 BEGIN
     IF p_name IS NULL OR p_name !~ '^[A-Za-z0-9._-]{1,100}$' THEN
         RAISE EXCEPTION 'invalid group name ''%''', p_name USING ERRCODE = '22023',
@@ -43,9 +44,24 @@ BEGIN
     IF coalesce(p_lease, '30 seconds') <= interval '0' THEN
         RAISE EXCEPTION 'invalid lease %: it must be positive, e.g. ''30 seconds''', p_lease USING ERRCODE = '22023';
     END IF;
-    IF coalesce(p_lanes, 1) NOT BETWEEN 1 AND 256 THEN
+    IF v_lanes NOT BETWEEN 1 AND 256 THEN
         RAISE EXCEPTION 'invalid lanes %: use 1 to 256', p_lanes USING ERRCODE = '22023',
             HINT = 'A lane is a share of the sources read by one consumer at a time: as many as the consumers you will run, or a few more.';
+    END IF;
+    -- On Citus every group has one lane per shard of the log, each read on
+    -- its shard's worker (docs/citus.md), and starts at the beginning or the
+    -- end of each lane.
+    IF tributary.lanes_by_shard() THEN
+        IF v_lanes NOT IN (1, tributary.shard_lanes()) THEN
+            RAISE EXCEPTION 'invalid lanes %: on Citus a group has one lane per shard of the log (%)', p_lanes,
+                            tributary.shard_lanes() USING ERRCODE = '22023',
+                HINT = 'Leave --lanes out.';
+        END IF;
+        IF lower(btrim(coalesce(p_from, 'end'))) NOT IN ('beginning', 'end') THEN
+            RAISE EXCEPTION 'invalid position ''%'': on Citus a group starts at ''beginning'' or ''end''', p_from
+                USING ERRCODE = '22023';
+        END IF;
+        v_lanes := tributary.shard_lanes();
     END IF;
     -- After any change of the sources in progress, and before any to come
     -- (60_source_triggers.sql, forget_group_sources): else this group could
@@ -53,7 +69,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(tributary.group_sources_lock_key());
     INSERT INTO tributary.consumer_groups (name, pattern, max_deliveries, lease, ordered, cursor_tx, cursor_seq, lanes)
     SELECT p_name, v_pattern, coalesce(p_max_deliveries, 5), coalesce(p_lease, '30 seconds'),
-           coalesce(p_ordered, false), pos.tx_id, pos.seq, coalesce(p_lanes, 1)
+           coalesce(p_ordered, false), pos.tx_id, pos.seq, v_lanes
       FROM tributary.log_position(coalesce(p_from, 'end')) pos
     ON CONFLICT (name) DO NOTHING
     RETURNING id INTO v_id;
@@ -61,13 +77,14 @@ BEGIN
         RAISE EXCEPTION 'consumer group ''%'' already exists', p_name USING ERRCODE = '23505',
             HINT = 'Pick another name, move it with group_reset, or delete it first with group_delete.';
     END IF;
-    IF coalesce(p_lanes, 1) > 1 THEN
-        -- Every lane starts where the group does.
+    IF v_lanes > 1 THEN
+        -- Every lane starts where the group does: on Citus at its own
+        -- worker's end (the group's cursor is the coordinator's).
         INSERT INTO tributary.group_lanes (group_id, lane, cursor_tx, cursor_seq)
-        SELECT g.id, n, g.cursor_tx, g.cursor_seq
-          FROM tributary.consumer_groups g, generate_series(0, p_lanes - 1) n
+        SELECT g.id, n, tributary.lane_position(n, p_from, g.cursor_tx), g.cursor_seq
+          FROM tributary.consumer_groups g, generate_series(0, v_lanes - 1) n
          WHERE g.id = v_id;
-        PERFORM tributary.ensure_lane_index(p_lanes);
+        PERFORM tributary.ensure_lane_index(v_lanes);
     END IF;
     RETURN v_id;
 END $$;
@@ -84,6 +101,10 @@ BEGIN
     IF p_to IS NULL THEN
         RAISE EXCEPTION 'say where to move the group: ''beginning'', ''end'' or a timestamp' USING ERRCODE = '22023';
     END IF;
+    IF tributary.lanes_by_shard() AND lower(btrim(p_to)) NOT IN ('beginning', 'end') THEN
+        RAISE EXCEPTION 'invalid position ''%'': on Citus a group moves to ''beginning'' or ''end''', p_to
+            USING ERRCODE = '22023';
+    END IF;
     -- The group row first, as a fresh read does, so the two queue rather than deadlock.
     PERFORM 1 FROM tributary.consumer_groups g WHERE g.id = v_group.id FOR NO KEY UPDATE;
     DELETE FROM tributary.consumer_batches b WHERE b.group_id = v_group.id;
@@ -91,8 +112,11 @@ BEGIN
     UPDATE tributary.consumer_groups g SET cursor_tx = pos.tx_id, cursor_seq = pos.seq
       FROM tributary.log_position(p_to) pos
      WHERE g.id = v_group.id;
-    -- Every lane of a group of lanes to the same place; the lanes stay with their holders.
-    UPDATE tributary.group_lanes l SET cursor_tx = g.cursor_tx, cursor_seq = g.cursor_seq, backlogged = false
+    -- Every lane of a group of lanes to the same place (on Citus, the end of
+    -- each lane is its worker's); the lanes stay with their holders.
+    UPDATE tributary.group_lanes l
+       SET cursor_tx = tributary.lane_position(l.lane, p_to, g.cursor_tx), cursor_seq = g.cursor_seq,
+           backlogged = false
       FROM tributary.consumer_groups g
      WHERE g.id = v_group.id AND l.group_id = g.id;
 END $$;

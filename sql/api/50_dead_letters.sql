@@ -45,15 +45,39 @@ END $$;
 CREATE OR REPLACE FUNCTION tributary.dead_letters_of(p_group text)
 RETURNS TABLE (group_name text, seq bigint, source text, event_id bigint, payload jsonb, deliveries int,
                last_error text, failed_at timestamptz, event_key text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-SELECT g.name AS group_name, d.seq, s.name AS source, e.event_id, e.payload, d.deliveries, d.last_error, d.failed_at,
-       coalesce(e.event_key, e.event_id::text) AS event_key
-  FROM tributary.consumer_dead_letters d
-  JOIN tributary.consumer_groups g ON g.id = d.group_id
-  JOIN tributary.events e
-    ON e.seq = d.seq AND e.tx_id BETWEEN tributary.tx_from(d.tx_from) AND tributary.tx_to(d.tx_to)
-  JOIN tributary.sources s ON s.id = e.source_id
- WHERE p_group IS NULL OR g.name = p_group $$;
+#variable_conflict use_column
+DECLARE
+    v_dead record;
+BEGIN
+    -- On Citus letter by letter, each event looked up on every shard (a dead
+    -- letter keeps its seq, not its source): a join of the coordinator's
+    -- letters with the distributed log is refused there.
+    IF tributary.lanes_by_shard() THEN
+        FOR v_dead IN SELECT g.name, d.seq, d.deliveries, d.last_error, d.failed_at, d.tx_from, d.tx_to
+                        FROM tributary.consumer_dead_letters d JOIN tributary.consumer_groups g ON g.id = d.group_id
+                       WHERE p_group IS NULL OR g.name = p_group LOOP
+            RETURN QUERY EXECUTE format(
+                'SELECT %L::text, e.seq, s.name, e.event_id, e.payload, %s::int, %L::text, %L::timestamptz,'
+                ' coalesce(e.event_key, e.event_id::text)'
+                ' FROM tributary.events e JOIN tributary.sources s ON s.id = e.source_id'
+                ' WHERE e.seq = %s AND e.tx_id BETWEEN %L AND %L',
+                v_dead.name, v_dead.deliveries, v_dead.last_error, v_dead.failed_at, v_dead.seq,
+                tributary.tx_from(v_dead.tx_from), tributary.tx_to(v_dead.tx_to));
+        END LOOP;
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT g.name AS group_name, d.seq, s.name AS source, e.event_id, e.payload, d.deliveries, d.last_error,
+           d.failed_at,
+           coalesce(e.event_key, e.event_id::text) AS event_key
+      FROM tributary.consumer_dead_letters d
+      JOIN tributary.consumer_groups g ON g.id = d.group_id
+      JOIN tributary.events e
+        ON e.seq = d.seq AND e.tx_id BETWEEN tributary.tx_from(d.tx_from) AND tributary.tx_to(d.tx_to)
+      JOIN tributary.sources s ON s.id = e.source_id
+     WHERE p_group IS NULL OR g.name = p_group;
+END $$;
 
 CREATE OR REPLACE VIEW tributary.dead_letters AS SELECT * FROM tributary.dead_letters_of(NULL);

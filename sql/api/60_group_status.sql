@@ -27,34 +27,27 @@ CREATE OR REPLACE FUNCTION tributary.group_status_of(p_group text)
 RETURNS TABLE (name text, pattern text, ordered boolean, max_deliveries int, lease interval, events_behind bigint,
                oldest_unprocessed_age interval, batches_in_flight int, retries_waiting int, dead_letters int,
                lanes int, unheld_lanes int)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
-       behind.events AS events_behind,
-       now() - least(behind.oldest, flight.oldest, retry.oldest) AS oldest_unprocessed_age,
-       flight.batches AS batches_in_flight,
-       retry.events AS retries_waiting,
-       dead.events AS dead_letters,
-       tributary.lanes_of(g) AS lanes,
-       tributary.unheld_lanes(g) AS unheld_lanes
-  FROM tributary.consumer_groups g
- CROSS JOIN LATERAL tributary.group_backlog(g) behind
- CROSS JOIN LATERAL (
-       SELECT count(*)::int AS batches,
-              (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2
-                 JOIN tributary.events e
-                   ON e.seq = ANY (b2.seqs) AND e.tx_id BETWEEN tributary.tx_from(b2.tx_from) AND tributary.tx_to(b2.tx_to)
-                WHERE b2.group_id = g.id) AS oldest
-         FROM tributary.consumer_batches b WHERE b.group_id = g.id) flight
- CROSS JOIN LATERAL (
-       SELECT count(*)::int AS events, min(e.loaded_at) AS oldest
-         FROM tributary.consumer_retries r
-         JOIN tributary.events e
-           ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
-        WHERE r.group_id = g.id) retry
- CROSS JOIN LATERAL (
-       SELECT count(*)::int AS events FROM tributary.consumer_dead_letters d WHERE d.group_id = g.id) dead
- WHERE p_group IS NULL OR g.name = p_group
- ORDER BY g.name $$;
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT g.name, g.pattern, g.ordered, g.max_deliveries, g.lease,
+           behind.events AS events_behind,
+           now() - least(behind.oldest, flight.oldest, retry.oldest) AS oldest_unprocessed_age,
+           flight.batches AS batches_in_flight,
+           retry.events AS retries_waiting,
+           dead.events AS dead_letters,
+           tributary.lanes_of(g) AS lanes,
+           tributary.unheld_lanes(g) AS unheld_lanes
+      FROM tributary.consumer_groups g
+     CROSS JOIN LATERAL tributary.group_backlog(g) behind
+     CROSS JOIN LATERAL tributary.group_flight(g) flight
+     CROSS JOIN LATERAL tributary.group_retries(g) retry
+     CROSS JOIN LATERAL (
+           SELECT count(*)::int AS events FROM tributary.consumer_dead_letters d WHERE d.group_id = g.id) dead
+     WHERE p_group IS NULL OR g.name = p_group
+     ORDER BY g.name;
+END $$;
 
 CREATE OR REPLACE VIEW tributary.group_status AS SELECT * FROM tributary.group_status_of(NULL);

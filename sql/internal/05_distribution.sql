@@ -45,3 +45,93 @@ BEGIN
     EXECUTE format('INSERT INTO %s SELECT ($1).*', v_log_shard) USING NEW;
     RETURN NULL;
 END $$;
+
+-- Whether a group's lanes are the log's shards (migrations/citus/0002): a
+-- catalogue lookup, cheap enough for lane_of to ask per row.
+-- Called by: lane_of, and the lanes' functions that read differently on
+-- Citus (32_lanes.sql, 31_fresh_reads.sql, 40_group_backlog.sql, api/30_groups.sql).
+CREATE OR REPLACE FUNCTION tributary.lanes_by_shard() RETURNS boolean
+LANGUAGE sql STABLE AS $$ SELECT to_regclass('tributary.citus_lanes') IS NOT NULL $$;
+
+-- The lane of the shard that holds source p_source (Citus only).
+-- Called by: lane_of, lane_sources.
+CREATE OR REPLACE FUNCTION tributary.shard_lane(p_source int) RETURNS int
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT l.lane FROM tributary.citus_lanes l
+             WHERE l.shard_id = get_shard_id_for_distribution_column('tributary.events', p_source));
+END $$;
+
+-- The lane of source p_source's events in a group of p_lanes lanes: on one
+-- PostgreSQL source % lanes (the lane index's expression, 32_lanes.sql); on
+-- Citus the lane of the shard that holds the source (lanes_by_shard).
+-- Called by: the lanes' functions (30_delivery.sql, 32_lanes.sql).
+CREATE OR REPLACE FUNCTION tributary.lane_of(p_source int, p_lanes int) RETURNS int
+LANGUAGE sql STABLE AS $$
+SELECT CASE WHEN tributary.lanes_by_shard() THEN tributary.shard_lane(p_source) ELSE p_source % p_lanes END $$;
+
+-- How many lanes a group has on Citus: the log's shards.
+-- Called by: group_create.
+CREATE OR REPLACE FUNCTION tributary.shard_lanes() RETURNS int
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT count(*) FROM tributary.citus_lanes);
+END $$;
+
+-- The watermark of lane p_lane's worker (Citus only): the xmin of a
+-- snapshot taken there, in a statement Citus sends to the shard's worker
+-- whole (by the lane's anchor, with a bound no event meets, so it reads no
+-- row): every transaction of that worker below it has ended, so a read of
+-- the lane that starts after this statement sees all of them. A two-phase
+-- commit held between PREPARE and COMMIT PREPARED on that worker keeps it
+-- down, whatever the coordinator has done. Taken before the lane's read,
+-- never after: a watermark taken later could pass rows that read missed.
+-- Called by: lease_fresh, group_create, group_reset.
+CREATE OR REPLACE FUNCTION tributary.lane_watermark(p_lane int) RETURNS xid8
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_watermark xid8;
+BEGIN
+    EXECUTE format('SELECT pg_snapshot_xmin(pg_current_snapshot()), count(*) FROM tributary.events e'
+                   ' WHERE e.source_id = %s AND e.tx_id < ''1''::xid8',
+                   (SELECT l.anchor FROM tributary.citus_lanes l WHERE l.lane = p_lane))
+       INTO v_watermark;
+    RETURN v_watermark;
+END $$;
+
+-- The sources of lane p_lane (Citus only) among those set in p_sources
+-- (NULL: every source), as bits (a lane's cached matches, 32_lanes.sql).
+-- Called by: lease_fresh, lane_rows, group_backlog.
+CREATE OR REPLACE FUNCTION tributary.lane_sources(p_lane int, p_sources bit varying) RETURNS bit varying
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT coalesce(string_agg(CASE WHEN m.id IS NULL THEN '0' ELSE '1' END, '' ORDER BY i.id), '')
+                   ::bit varying
+              FROM generate_series(0, (SELECT coalesce(max(s.id), -1) FROM tributary.sources s)) AS i(id)
+              LEFT JOIN (SELECT s.id FROM tributary.sources s
+                          WHERE (p_sources IS NULL OR (s.id < length(p_sources) AND get_bit(p_sources, s.id) = 1))
+                            AND tributary.shard_lane(s.id) = p_lane) m ON m.id = i.id);
+END $$;
+
+-- The ids set in p_bits, in order (NULL for NULL: no set given).
+-- Called by: lane_fresh_arrays, lane_batch_events, lane_batch_json, lane_backlog_capped.
+CREATE OR REPLACE FUNCTION tributary.bit_ids(p_bits bit varying) RETURNS int[]
+LANGUAGE sql IMMUTABLE STRICT AS $$
+SELECT coalesce(array_agg(i ORDER BY i), '{}')
+  FROM generate_series(0, length(p_bits) - 1) i
+ WHERE get_bit(p_bits, i) = 1 $$;
+
+-- Where lane p_lane of a group starts, or is reset to, from p_from
+-- ('beginning', 'end' or a time) and the group's position there
+-- (p_group_tx, log_position's): that position on one PostgreSQL; on Citus
+-- the end of a lane is its worker's watermark (the beginning is 0 on every
+-- node; a time is refused there before this is asked).
+-- Called by: group_create, group_reset.
+CREATE OR REPLACE FUNCTION tributary.lane_position(p_lane int, p_from text, p_group_tx xid8) RETURNS xid8
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF tributary.lanes_by_shard() AND lower(btrim(coalesce(p_from, 'end'))) = 'end' THEN
+        RETURN tributary.lane_watermark(p_lane);
+    END IF;
+    RETURN p_group_tx;
+END $$;

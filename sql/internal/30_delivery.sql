@@ -120,7 +120,8 @@ BEGIN
     LOOP
         -- SKIP LOCKED: consumers racing for expired batches each get another one.
         SELECT * INTO v_batch FROM tributary.consumer_batches b
-         WHERE b.group_id = g.id AND b.leased_until < now() AND (p_lane IS NULL OR b.source_ids[1] % v_lanes = p_lane)
+         WHERE b.group_id = g.id AND b.leased_until < now()
+           AND (p_lane IS NULL OR tributary.lane_of(b.source_ids[1], v_lanes) = p_lane)
          ORDER BY b.leased_until LIMIT 1
            FOR UPDATE SKIP LOCKED;
         IF NOT FOUND THEN
@@ -155,7 +156,8 @@ DECLARE
     v_lanes int := CASE WHEN p_lane IS NOT NULL THEN tributary.lanes_of(g) END;
 BEGIN
     SELECT * INTO v_retry FROM tributary.consumer_retries r
-     WHERE r.group_id = g.id AND r.next_attempt_at <= now() AND (p_lane IS NULL OR r.source_id % v_lanes = p_lane)
+     WHERE r.group_id = g.id AND r.next_attempt_at <= now()
+       AND (p_lane IS NULL OR tributary.lane_of(r.source_id, v_lanes) = p_lane)
        AND (NOT g.ordered OR (
             NOT EXISTS (SELECT 1 FROM tributary.consumer_batches b
                          WHERE b.group_id = g.id AND r.source_id = ANY (b.source_ids))
@@ -235,8 +237,8 @@ DECLARE
     v_lanes int := CASE WHEN p_lane IS NOT NULL THEN tributary.lanes_of(g) END;
 BEGIN
     RETURN ARRAY(SELECT unnest(b.source_ids) FROM tributary.consumer_batches b
-                  WHERE b.group_id = g.id AND (p_lane IS NULL OR b.source_ids[1] % v_lanes = p_lane)
+                  WHERE b.group_id = g.id AND (p_lane IS NULL OR tributary.lane_of(b.source_ids[1], v_lanes) = p_lane)
                  UNION
                  SELECT r.source_id FROM tributary.consumer_retries r
-                  WHERE r.group_id = g.id AND (p_lane IS NULL OR r.source_id % v_lanes = p_lane));
+                  WHERE r.group_id = g.id AND (p_lane IS NULL OR tributary.lane_of(r.source_id, v_lanes) = p_lane));
 END $$;

@@ -97,17 +97,26 @@ DECLARE
     -- reader's plan is made once, not per read, and a lane's batch crosses
     -- many partitions: lane_readers_sql).
     v_span int := CASE WHEN p_lane IS NULL THEN 1 ELSE 32 END;
+    -- On Citus a lane is a shard of the log, read on its worker after that
+    -- worker's watermark (lane_watermark: taken before the read, never
+    -- after), of the lane's own sources, which Citus needs to find the shard.
+    v_by_shard boolean := p_lane IS NOT NULL AND tributary.lanes_by_shard();
 BEGIN
-    v_watermark := pg_snapshot_xmin(pg_current_snapshot());
+    v_watermark := CASE WHEN v_by_shard THEN tributary.lane_watermark(p_lane)
+                        ELSE pg_snapshot_xmin(pg_current_snapshot()) END;
     -- '>' matches every source: nothing to check per event. Any other
     -- pattern: the matches the group keeps, or, when a change to the sources
     -- cleared them (forget_group_sources), matched again and kept. No source
     -- can change while we hold the group's row (the change must clear it),
-    -- so matches read now hold for every event below the watermark.
-    IF g.pattern <> '>' THEN
+    -- so matches read now hold for every event below the watermark. On
+    -- Citus, a lane keeps its own sources among them, always.
+    IF g.pattern <> '>' OR v_by_shard THEN
         sources := g.source_bits;
         IF sources IS NULL THEN
-            sources := tributary.matching_source_bits(g.pattern);
+            sources := CASE WHEN g.pattern <> '>' THEN tributary.matching_source_bits(g.pattern) END;
+            IF v_by_shard THEN
+                sources := tributary.lane_sources(p_lane, sources);
+            END IF;
             IF p_lane IS NULL THEN
                 UPDATE tributary.consumer_groups gr SET source_bits = sources WHERE gr.id = g.id;
             ELSE

@@ -35,6 +35,11 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT 'events_lanes_' || p_lanes $$;
 CREATE OR REPLACE FUNCTION tributary.ensure_lane_index(p_lanes int) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- On Citus a lane is a shard, read through the shard's own (tx_id, seq)
+    -- index: no lane index (lanes_by_shard).
+    IF tributary.lanes_by_shard() THEN
+        RETURN;
+    END IF;
     IF to_regclass('tributary.' || tributary.lane_index_name(p_lanes)) IS NULL THEN
         EXECUTE format('CREATE INDEX %I ON tributary.events ((source_id %% %s), tx_id, seq)',
                        tributary.lane_index_name(p_lanes), p_lanes);
@@ -72,6 +77,23 @@ SELECT format($q$
    AND ($7::bigint IS NULL OR e.seq = $7)
  ORDER BY e.tx_id, e.seq
  LIMIT $6 $q$, p_lanes) $$;
+
+-- The same range on Citus, where a lane is a shard of the log
+-- (lanes_by_shard): its sources p_ids written in, so that Citus sends the
+-- read whole to the shard's worker ($1 and $5 are not used). Planned at every
+-- call, by Citus too: the ids must be known to find the shard.
+-- Called by: lane_fresh_arrays, lane_batch_events, lane_batch_json, lane_backlog_capped.
+CREATE OR REPLACE FUNCTION tributary.lane_range_sql_by_shard(p_ids int[]) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+SELECT format($q$
+  FROM tributary.events e
+ WHERE e.source_id = ANY (%L::int[])
+   AND (e.tx_id, e.seq) > ($2, $3)
+   AND e.tx_id >= $2
+   AND e.tx_id < $4
+   AND ($7::bigint IS NULL OR e.seq = $7)
+ ORDER BY e.tx_id, e.seq
+ LIMIT $6 $q$, p_ids) $$;
 
 -- The readers of the lanes of a group of p_lanes lanes, one function per
 -- lane count: lane_fresh_arrays_N, lane_batch_json_N, lane_batch_events_N
@@ -157,7 +179,20 @@ CREATE OR REPLACE FUNCTION tributary.lane_fresh_arrays(g tributary.consumer_grou
                                                         p_sources bit varying, p_max int,
                                                         OUT seqs bigint[], OUT source_ids int[], OUT tx_ids xid8[])
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_ids int[];
 BEGIN
+    IF tributary.lanes_by_shard() THEN
+        -- p_sources: the lane's own (lease_fresh).
+        v_ids := tributary.bit_ids(p_sources);
+        IF cardinality(v_ids) > 0 THEN
+            EXECUTE 'SELECT array_agg(f.seq), array_agg(f.source_id), array_agg(f.tx_id)'
+                    ' FROM (SELECT e.seq, e.tx_id, e.source_id' || tributary.lane_range_sql_by_shard(v_ids) || ') f'
+               INTO seqs, source_ids, tx_ids
+              USING p_lane, g.cursor_tx, g.cursor_seq, p_watermark, p_sources, p_max, NULL::bigint;
+        END IF;
+        RETURN;
+    END IF;
     EXECUTE format('SELECT * FROM tributary.lane_fresh_arrays_%s($1, $2, $3, $4, $5, $6, $7)', g.lanes)
        INTO seqs, source_ids, tx_ids
       USING p_lane, g.cursor_tx, g.cursor_seq, p_watermark, p_sources, p_max, NULL::bigint;
@@ -174,7 +209,7 @@ LANGUAGE plpgsql STABLE AS $$
 BEGIN
     -- PL/pgSQL, not SQL: see lanes_of.
     RETURN EXISTS (SELECT FROM tributary.consumer_batches b
-                    WHERE b.group_id = g.id AND b.source_ids[1] % tributary.lanes_of(g) = p_lane);
+                    WHERE b.group_id = g.id AND tributary.lane_of(b.source_ids[1], tributary.lanes_of(g)) = p_lane);
 END $$;
 
 -- A consumer's share of the lanes of group g: ceil(lanes / consumers
@@ -357,6 +392,13 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v record := tributary.lane_batch_bounds(b, p_watermark, p_sources);
 BEGIN
+    IF tributary.lanes_by_shard() THEN
+        RETURN QUERY EXECUTE
+            'SELECT e.seq, e.tx_id, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text), e.payload,'
+            ' e.loaded_at' || tributary.lane_range_sql_by_shard(coalesce(tributary.bit_ids(v.sources), b.source_ids))
+            USING p_lane, b.tx_from, b.seqs[1] - 1, v.watermark, v.sources, cardinality(b.seqs), v.seq;
+        RETURN;
+    END IF;
     RETURN QUERY EXECUTE format('SELECT * FROM tributary.lane_batch_events_%s($1, $2, $3, $4, $5, $6, $7)',
                                 tributary.lanes_of(g))
         USING p_lane, b.tx_from, b.seqs[1] - 1, v.watermark, v.sources, cardinality(b.seqs), v.seq;
@@ -376,6 +418,17 @@ DECLARE
     v record := tributary.lane_batch_bounds(b, p_watermark, p_sources);
     v_events text;
 BEGIN
+    IF tributary.lanes_by_shard() THEN
+        EXECUTE 'SELECT ''['' || string_agg(tributary.event_json(f.seq, $8 ->> f.source_id::text, f.event_id,'
+                ' f.event_key, f.payload, $9), '','') || '']'''
+                ' FROM (SELECT e.seq, e.source_id, e.event_id, coalesce(e.event_key, e.event_id::text) AS event_key,'
+                ' e.payload' || tributary.lane_range_sql_by_shard(coalesce(tributary.bit_ids(v.sources), b.source_ids))
+                || ') f'
+           INTO v_events
+          USING p_lane, b.tx_from, b.seqs[1] - 1, v.watermark, v.sources, cardinality(b.seqs), v.seq, p_names,
+                b.delivery;
+        RETURN v_events;
+    END IF;
     EXECUTE format('SELECT tributary.lane_batch_json_%s($1, $2, $3, $4, $5, $6, $7, $8, $9)', tributary.lanes_of(g))
        INTO v_events
       USING p_lane, b.tx_from, b.seqs[1] - 1, v.watermark, v.sources, cardinality(b.seqs), v.seq, p_names, b.delivery;
@@ -400,6 +453,16 @@ LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
 DECLARE
     v_end xid8 := CASE WHEN p_cap IS NOT NULL THEN tributary.partition_end(g.cursor_tx, 8) END;
 BEGIN
+    IF tributary.lanes_by_shard() THEN
+        -- p_sources: the lane's own (lane_rows, group_backlog).
+        EXECUTE 'SELECT coalesce(least(count(*), $8), count(*)), coalesce(count(*) > $8, false), min(h.loaded_at)'
+                ' FROM (SELECT e.loaded_at' || tributary.lane_range_sql_by_shard(tributary.bit_ids(p_sources)) || ') h'
+           INTO events, capped, oldest
+          USING p_lane, g.cursor_tx, g.cursor_seq, coalesce(v_end, '18446744073709551615'::xid8), p_sources,
+                p_cap + 1, NULL::bigint, p_cap;
+        capped := capped OR coalesce(v_end < tributary.lane_watermark(p_lane), false);
+        RETURN;
+    END IF;
     EXECUTE 'SELECT coalesce(least(count(*), $8), count(*)), coalesce(count(*) > $8, false), min(h.loaded_at)'
             ' FROM (SELECT e.loaded_at' || tributary.lane_range_sql(tributary.lanes_of(g)) || ') h'
        INTO events, capped, oldest
@@ -436,16 +499,20 @@ BEGIN
     FOR v_lane IN SELECT * FROM tributary.group_lanes l WHERE l.group_id = g.id ORDER BY l.lane LOOP
         g.cursor_tx := v_lane.cursor_tx;
         g.cursor_seq := v_lane.cursor_seq;
-        SELECT * INTO v_behind FROM tributary.lane_backlog_capped(g, v_lane.lane, v_bits, p_cap);
+        SELECT * INTO v_behind
+          FROM tributary.lane_backlog_capped(g, v_lane.lane,
+                                             CASE WHEN tributary.lanes_by_shard()
+                                                  THEN tributary.lane_sources(v_lane.lane, v_bits) ELSE v_bits END,
+                                             p_cap);
         SELECT count(*)::int AS batches, min(e.loaded_at) AS oldest INTO v_flight
           FROM tributary.consumer_batches b
           LEFT JOIN tributary.events e ON e.tx_id = b.tx_from AND e.seq = b.seqs[1]
-         WHERE b.group_id = g.id AND b.source_ids[1] % v_lanes = v_lane.lane;
+         WHERE b.group_id = g.id AND tributary.lane_of(b.source_ids[1], v_lanes) = v_lane.lane;
         SELECT count(*)::int AS events, min(e.loaded_at) AS oldest INTO v_retry
           FROM tributary.consumer_retries r
           LEFT JOIN tributary.events e
             ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
-         WHERE r.group_id = g.id AND r.source_id % v_lanes = v_lane.lane;
+         WHERE r.group_id = g.id AND tributary.lane_of(r.source_id, v_lanes) = v_lane.lane;
         lane := v_lane.lane;
         holder := CASE WHEN v_lane.held_until > now() THEN v_lane.holder END;
         held_until := v_lane.held_until;

@@ -22,7 +22,26 @@
 CREATE OR REPLACE FUNCTION tributary.group_backlog(g tributary.consumer_groups, OUT events bigint, OUT oldest timestamptz)
 LANGUAGE plpgsql STABLE SET jit = off
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_bits bit varying;
+    v_lane record;
+    v_behind record;
 BEGIN
+    -- On Citus, lane by lane, each a count on its shard's worker.
+    IF tributary.lanes_by_shard() THEN
+        events := 0;
+        v_bits := CASE WHEN g.pattern <> '>'
+                       THEN coalesce(g.source_bits, tributary.matching_source_bits(g.pattern)) END;
+        FOR v_lane IN SELECT l.lane, l.cursor_tx, l.cursor_seq FROM tributary.group_lanes l WHERE l.group_id = g.id LOOP
+            g.cursor_tx := v_lane.cursor_tx;
+            g.cursor_seq := v_lane.cursor_seq;
+            SELECT * INTO v_behind
+              FROM tributary.lane_backlog_capped(g, v_lane.lane, tributary.lane_sources(v_lane.lane, v_bits), NULL);
+            events := events + v_behind.events;
+            oldest := least(oldest, v_behind.oldest);
+        END LOOP;
+        RETURN;
+    END IF;
     -- PL/pgSQL, not SQL, and lanes_of: see lanes_of (migration 0017).
     WITH m AS MATERIALIZED (
         SELECT CASE WHEN g.pattern <> '>' THEN coalesce(g.source_bits, tributary.matching_source_bits(g.pattern)) END AS bits,
@@ -108,4 +127,70 @@ BEGIN
                  ORDER BY e.tx_id, e.seq
                  LIMIT p_cap + 1) h;
     END IF;
+END $$;
+
+-- Group g's batches in flight, and the oldest loaded_at of their events.
+-- On Citus batch by batch, each a read on its shard's worker: a join of
+-- the coordinator's batches with the distributed log is refused there.
+-- Called by: group_status_of.
+CREATE OR REPLACE FUNCTION tributary.group_flight(g tributary.consumer_groups, OUT batches int, OUT oldest timestamptz)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_batch record;
+    v_oldest timestamptz;
+BEGIN
+    IF NOT tributary.lanes_by_shard() THEN
+        SELECT count(*)::int,
+               (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2
+                  JOIN tributary.events e
+                    ON e.seq = ANY (b2.seqs)
+                   AND e.tx_id BETWEEN tributary.tx_from(b2.tx_from) AND tributary.tx_to(b2.tx_to)
+                 WHERE b2.group_id = g.id)
+          INTO batches, oldest
+          FROM tributary.consumer_batches b WHERE b.group_id = g.id;
+        RETURN;
+    END IF;
+    batches := 0;
+    FOR v_batch IN SELECT b.seqs, b.source_ids, b.tx_from, b.tx_to FROM tributary.consumer_batches b
+                    WHERE b.group_id = g.id LOOP
+        EXECUTE format('SELECT min(e.loaded_at) FROM tributary.events e WHERE e.source_id = ANY (%L::int[])'
+                       ' AND e.seq = ANY (%L::bigint[]) AND e.tx_id BETWEEN %L AND %L',
+                       v_batch.source_ids, v_batch.seqs, tributary.tx_from(v_batch.tx_from),
+                       tributary.tx_to(v_batch.tx_to))
+           INTO v_oldest;
+        batches := batches + 1;
+        oldest := least(oldest, v_oldest);
+    END LOOP;
+END $$;
+
+-- Group g's events waiting for a retry, and the oldest loaded_at among
+-- them; on Citus event by event (group_flight says why).
+-- Called by: group_status_of.
+CREATE OR REPLACE FUNCTION tributary.group_retries(g tributary.consumer_groups, OUT events int, OUT oldest timestamptz)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_retry record;
+    v_oldest timestamptz;
+BEGIN
+    IF NOT tributary.lanes_by_shard() THEN
+        SELECT count(*)::int, min(e.loaded_at) INTO events, oldest
+          FROM tributary.consumer_retries r
+          JOIN tributary.events e
+            ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
+         WHERE r.group_id = g.id;
+        RETURN;
+    END IF;
+    events := 0;
+    FOR v_retry IN SELECT r.seq, r.source_id, r.tx_from, r.tx_to FROM tributary.consumer_retries r
+                    WHERE r.group_id = g.id LOOP
+        EXECUTE format('SELECT min(e.loaded_at) FROM tributary.events e WHERE e.source_id = %s AND e.seq = %s'
+                       ' AND e.tx_id BETWEEN %L AND %L',
+                       v_retry.source_id, v_retry.seq, tributary.tx_from(v_retry.tx_from),
+                       tributary.tx_to(v_retry.tx_to))
+           INTO v_oldest;
+        events := events + 1;
+        oldest := least(oldest, v_oldest);
+    END LOOP;
 END $$;
