@@ -38,6 +38,9 @@ DECLARE
     v_count bigint := jsonb_array_length(p_keys);
     v_stored bigint := 0;
     v_skipped bigint;
+    -- A variable, not now() in the UPDATE's CASE: Citus refuses that
+    -- (docs/citus.md).
+    v_now timestamptz := now();
 BEGIN
     IF v_count IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
         RAISE EXCEPTION 'loader_append_keyed: % keys but % payloads', v_count, jsonb_array_length(p_payloads);
@@ -64,7 +67,7 @@ BEGIN
         GET DIAGNOSTICS v_stored = ROW_COUNT;
         UPDATE tributary.cursors
            SET position = p_next, taken = p_next_taken, events_stored = events_stored + v_stored,
-               last_stored_at = CASE WHEN v_stored > 0 THEN now() ELSE last_stored_at END
+               last_stored_at = CASE WHEN v_stored > 0 THEN v_now ELSE last_stored_at END
          WHERE source_id = p_source;
         v_skipped := v_count - v_stored;
     END IF;

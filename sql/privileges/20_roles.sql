@@ -80,7 +80,9 @@ BEGIN
             -- run's POST /sources/NAME/nudge.
             tributary.nudge_gate(text),
             -- Whether to take a source's lock on the Citus coordinator (sql/citus/10_delegation.sql).
-            tributary.log_is_distributed()
+            tributary.log_is_distributed(),
+            -- A shared OAuth2 token's refresher lease (sql/internal/56_access_tokens.sql).
+            tributary.access_token_claim(int, bigint, double precision)
             TO tributary_loader;
     END IF;
 

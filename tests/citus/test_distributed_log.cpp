@@ -86,6 +86,13 @@ TEST_CASE("a loader's turns run on their source's worker, in one transaction the
         run_tributary(cluster.url(), {"source", "add", name, "--url", server.events_url(name), "--batch-size",
                                       i % 2 == 0 ? "50" : "500", "--interval-ms", "20"});
     }
+    // Two sources keyed by text (loader_append_keyed), read through the styles of two of them.
+    run_tributary(cluster.url(), {"source", "add", "style.cursor", "--url", server.style_url("cursor", "demo.src-0"),
+                                  "--records", "/data", "--paginate", "cursor", "--next", "/next_cursor", "--key",
+                                  "/key", "--payload", "/payload", "--interval-ms", "20"});
+    run_tributary(cluster.url(),
+                  {"source", "add", "style.page", "--url", server.style_url("page", "demo.src-1"), "--records",
+                   "/results", "--paginate", "page", "--key", "/key", "--payload", "/payload", "--interval-ms", "20"});
     const auto log_before = file_text(cluster.log_path("coordinator")).size();
     setenv("PGOPTIONS", "-c citus.log_remote_commands=on -c log_min_messages=notice", 1);
     const auto run = run_tributary(cluster.url(), {"run", "--until-idle", "--no-maintain"});
@@ -96,9 +103,9 @@ TEST_CASE("a loader's turns run on their source's worker, in one transaction the
     CHECK(run.err.find(" error host=") == std::string::npos);
 
     // Everything, once.
-    CHECK(cluster.scalar("SELECT count(*) FROM tributary.events") == std::to_string(kSources * kBacklog));
-    CHECK(cluster.scalar("SELECT count(*) FROM (SELECT DISTINCT source_id, event_id FROM tributary.events) d") ==
-          std::to_string(kSources * kBacklog));
+    CHECK(cluster.scalar("SELECT count(*) FROM tributary.events") == std::to_string((kSources + 2) * kBacklog));
+    CHECK(cluster.scalar("SELECT count(*) FROM (SELECT DISTINCT source_id, coalesce(event_key, event_id::text) "
+                         "FROM tributary.events) d") == std::to_string((kSources + 2) * kBacklog));
     // Both workers hold sources.
     CHECK(cluster.scalar("SELECT count(DISTINCT nodeport) FROM citus_shards s WHERE s.table_name = "
                          "'tributary.events'::regclass AND s.shardid IN (SELECT "
@@ -106,7 +113,7 @@ TEST_CASE("a loader's turns run on their source's worker, in one transaction the
           "2");
     // Each event was written on its source's worker: its seq comes from that worker's sequence,
     // which Citus starts at the worker's group id << 48.
-    for (int id = 1; id <= kSources; ++id) {
+    for (int id = 1; id <= kSources + 2; ++id) {
         INFO("source " << id);
         CHECK(cluster.scalar("SELECT string_agg(DISTINCT (seq >> 48)::text, ',') FROM tributary.events "
                              "WHERE source_id = " +
@@ -177,6 +184,45 @@ TEST_CASE("a receiver's group commits store on the workers, stamped with their i
                                       "SELECT count(*) FROM tributary.events WHERE (tx_id::text::bigint % 4294967296)"
                                       "::text <> xmin::text") == "0");
     }
+    cluster.reset();
+}
+
+TEST_CASE("an OAuth2 source shares its token through the reference table on the cluster", "[citus]") {
+    const CitusCluster cluster;
+    cluster.reset();
+    run_tributary(cluster.url(), {"migrate"});
+    const SourceServer server({"--sources", "1", "--prefix", "oa.", "--backlog", "200", "--oauth-client", "id:secret"});
+    run_tributary(cluster.url(), {"source",
+                                  "add",
+                                  "oauth",
+                                  "--url",
+                                  server.style_url("cursor", "oa.0"),
+                                  "--records",
+                                  "/data",
+                                  "--key",
+                                  "/key",
+                                  "--payload",
+                                  "/payload",
+                                  "--paginate",
+                                  "cursor",
+                                  "--next",
+                                  "/next_cursor",
+                                  "--interval-ms",
+                                  "20",
+                                  "--oauth2-token-url",
+                                  server.base_url() + "/oauth/token",
+                                  "--client-id-env",
+                                  "CLIENT_ID",
+                                  "--client-secret-env",
+                                  "CLIENT_SECRET"});
+    setenv("CLIENT_ID", "id", 1);
+    setenv("CLIENT_SECRET", "secret", 1);
+    const auto run = run_tributary(cluster.url(), {"run", "--until-idle", "--no-maintain", "--workers", "2"});
+    unsetenv("CLIENT_ID");
+    unsetenv("CLIENT_SECRET");
+    INFO(run.err);
+    CHECK(cluster.scalar("SELECT count(*) FROM tributary.events") == "200");
+    CHECK(server.stats()["oauth"]["tokens_issued"] == 1);
     cluster.reset();
 }
 

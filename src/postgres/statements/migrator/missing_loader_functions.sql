@@ -9,5 +9,6 @@ SELECT f.signature
            'tributary.loader_close_succeeded(int, int, bigint, bigint, bigint, boolean, bigint)',
            'tributary.loader_close_failed(int, int, bigint, bigint, text, text)',
            'tributary.loader_close_released(int, int, bigint, bigint)',
-           'tributary.loader_append(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint)']) AS f(signature)
+           'tributary.loader_append(int, bigint, bigint[], jsonb, int, bigint, bigint, bigint)',
+           'tributary.access_token_claim(int, bigint, double precision)']) AS f(signature)
  WHERE to_regprocedure(f.signature) IS NULL
