@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "migrator.h"
+#include "applied_migration.h"
 #include "postgres/statements.h"
 
 namespace tributary::postgres {
@@ -13,40 +13,16 @@ namespace sql = statements::migrator;
 
 namespace {
 
-struct Applied {
-    int version;
-    std::string checksum;
-};
-
-std::vector<Applied> applied_citus_migrations(pqxx::transaction_base& tx) {
-    std::vector<Applied> applied;
-    if (!tx.exec1(sql::has_citus_bookkeeping)[0].as<bool>()) return applied;
-    for (const auto& row : tx.exec(sql::applied_citus_migrations))
-        applied.push_back({row[0].as<int>(), row[2].as<std::string>()});
-    return applied;
-}
-
-const Applied* find(const std::vector<Applied>& applied, int version) {
-    const auto it =
-        std::find_if(applied.begin(), applied.end(), [&](const Applied& a) { return a.version == version; });
-    return it == applied.end() ? nullptr : &*it;
-}
-
-void refuse_changed(const std::vector<Applied>& applied, const std::vector<SqlFile>& migrations) {
-    for (const auto& migration : migrations) {
-        const auto* done = find(applied, migration.version);
-        if (done && done->checksum != migration.checksum)
-            throw MigrationChanged("migration " + migration.name +
-                                   " as applied to this database differs from this tributary's: a migration never "
-                                   "changes once applied. Use the tributary release that applied it");
-    }
+std::vector<AppliedMigration> applied_citus_migrations(pqxx::transaction_base& tx) {
+    if (!tx.exec1(sql::has_citus_bookkeeping)[0].as<bool>()) return {};
+    return read_applied(tx, sql::applied_citus_migrations);
 }
 
 /// An installation made on the coordinator alone, before tributary
 /// distributed its tables on Citus, and holding events: its events carry the
 /// coordinator's transaction ids, which mean nothing next to a worker's, so
 /// it is not converted in place (docs/citus.md says how to move it).
-bool undistributable(pqxx::transaction_base& tx, const std::vector<Applied>& applied) {
+bool undistributable(pqxx::transaction_base& tx, const std::vector<AppliedMigration>& applied) {
     return applied.empty() && !tx.exec1(sql::log_is_empty)[0].as<bool>();
 }
 
@@ -71,7 +47,7 @@ bool CitusDistribution::is_current(pqxx::transaction_base& tx) const {
     refuse_changed(applied, migrations_);
     if (undistributable(tx, applied)) return true;
     return std::all_of(migrations_.begin(), migrations_.end(),
-                       [&](const SqlFile& migration) { return find(applied, migration.version) != nullptr; });
+                       [&](const SqlFile& migration) { return is_applied(applied, migration.version); });
 }
 
 std::vector<std::string> CitusDistribution::apply(pqxx::connection& connection) const {
@@ -85,7 +61,7 @@ std::vector<std::string> CitusDistribution::apply(pqxx::connection& connection) 
         pqxx::work tx(connection);
         const auto applied = applied_citus_migrations(tx);
         refuse_changed(applied, migrations_);
-        if (find(applied, migration.version)) continue;
+        if (is_applied(applied, migration.version)) continue;
         if (undistributable(tx, applied)) return done;  // warn_if_left said so
         tx.exec(migration.sql);
         tx.exec_params(sql::record_citus_migration, migration.version, migration.name, migration.checksum);

@@ -1,13 +1,12 @@
 #include "migrator.h"
 
-#include <algorithm>
 #include <memory>
-#include <optional>
 
 #include <spdlog/spdlog.h>
 #include <pqxx/pqxx>
 
 #include "advisory_keys.h"
+#include "applied_migration.h"
 #include "citus_distribution.h"
 #include "core/errors.h"
 #include "postgres/statements.h"
@@ -25,49 +24,13 @@ constexpr const char* kAllRoles =
     "tributary_admin,tributary_console,tributary_consumer,tributary_loader,tributary_maintainer,tributary_publisher,"
     "tributary_receiver";
 
-struct AppliedMigration {
-    int version;
-    std::string name;
-    std::optional<std::string> checksum;  ///< none: applied by a binary that recorded none
-};
-
 std::vector<AppliedMigration> applied_migrations(pqxx::transaction_base& tx) {
-    std::vector<AppliedMigration> applied;
-    for (const auto& row : tx.exec(sql::applied_migrations))
-        applied.push_back({row[0].as<int>(), row[1].as<std::string>(),
-                           row[2].is_null() ? std::nullopt : std::optional<std::string>(row[2].as<std::string>())});
-    return applied;
+    return read_applied(tx, sql::applied_migrations);
 }
 
 int latest(const std::vector<SqlFile>& migrations) { return migrations.empty() ? 0 : migrations.back().version; }
 
 int latest(const std::vector<AppliedMigration>& applied) { return applied.empty() ? 0 : applied.back().version; }
-
-bool is_applied(const std::vector<AppliedMigration>& applied, int version) {
-    return std::any_of(applied.begin(), applied.end(), [&](const AppliedMigration& a) { return a.version == version; });
-}
-
-const SqlFile* embedded(const std::vector<SqlFile>& migrations, int version) {
-    for (const auto& migration : migrations)
-        if (migration.version == version) return &migration;
-    return nullptr;
-}
-
-/// Throws MigrationChanged for the first applied migration whose recorded
-/// checksum is not the embedded one's. Migrations without a checksum pass:
-/// `migrate` records theirs on first sight.
-void refuse_changed(const std::vector<AppliedMigration>& applied, const std::vector<SqlFile>& migrations) {
-    for (const auto& migration : applied) {
-        const auto* mine = embedded(migrations, migration.version);
-        if (!mine || !migration.checksum || *migration.checksum == mine->checksum) continue;
-        throw MigrationChanged("migration " + migration.name +
-                               " as applied to this database differs from this tributary's " + mine->name +
-                               " (SHA-256 recorded " + migration.checksum->substr(0, 12) + "..., this binary's " +
-                               mine->checksum.substr(0, 12) +
-                               "...): a migration never changes once applied, so this binary cannot know the "
-                               "schema it left. Use the tributary release that applied it; see the docs on upgrades");
-    }
-}
 
 void refuse_newer(const std::vector<AppliedMigration>& applied, const std::vector<SqlFile>& migrations) {
     if (latest(applied) > latest(migrations))
