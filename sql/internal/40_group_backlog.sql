@@ -129,68 +129,63 @@ BEGIN
     END IF;
 END $$;
 
--- Group g's batches in flight, and the oldest loaded_at of their events.
--- On Citus batch by batch, each a read on its shard's worker: a join of
--- the coordinator's batches with the distributed log is refused there.
+-- The oldest loaded_at of events p_seqs of sources p_sources, written
+-- between p_from and p_to: one statement Citus sends whole to the sources'
+-- worker (the values written in), where a join of the coordinator's
+-- batches or retries with the distributed log is refused (docs/citus.md).
+-- Called by: group_flight, group_retries (on Citus).
+CREATE OR REPLACE FUNCTION tributary.oldest_loaded(p_sources int[], p_seqs bigint[], p_from xid8, p_to xid8)
+RETURNS timestamptz
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_oldest timestamptz;
+BEGIN
+    EXECUTE format('SELECT min(e.loaded_at) FROM tributary.events e WHERE e.source_id = ANY (%L::int[])'
+                   ' AND e.seq = ANY (%L::bigint[]) AND e.tx_id BETWEEN %L AND %L',
+                   p_sources, p_seqs, tributary.tx_from(p_from), tributary.tx_to(p_to))
+       INTO v_oldest;
+    RETURN v_oldest;
+END $$;
+
+-- Group g's batches in flight, and the oldest loaded_at of their events
+-- (on Citus batch by batch: oldest_loaded).
 -- Called by: group_status_of.
 CREATE OR REPLACE FUNCTION tributary.group_flight(g tributary.consumer_groups, OUT batches int, OUT oldest timestamptz)
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    v_batch record;
-    v_oldest timestamptz;
 BEGIN
-    IF NOT tributary.lanes_by_shard() THEN
-        SELECT count(*)::int,
-               (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2
-                  JOIN tributary.events e
-                    ON e.seq = ANY (b2.seqs)
-                   AND e.tx_id BETWEEN tributary.tx_from(b2.tx_from) AND tributary.tx_to(b2.tx_to)
-                 WHERE b2.group_id = g.id)
+    IF tributary.lanes_by_shard() THEN
+        SELECT count(*)::int, min(tributary.oldest_loaded(b.source_ids, b.seqs, b.tx_from, b.tx_to))
           INTO batches, oldest
           FROM tributary.consumer_batches b WHERE b.group_id = g.id;
         RETURN;
     END IF;
-    batches := 0;
-    FOR v_batch IN SELECT b.seqs, b.source_ids, b.tx_from, b.tx_to FROM tributary.consumer_batches b
-                    WHERE b.group_id = g.id LOOP
-        EXECUTE format('SELECT min(e.loaded_at) FROM tributary.events e WHERE e.source_id = ANY (%L::int[])'
-                       ' AND e.seq = ANY (%L::bigint[]) AND e.tx_id BETWEEN %L AND %L',
-                       v_batch.source_ids, v_batch.seqs, tributary.tx_from(v_batch.tx_from),
-                       tributary.tx_to(v_batch.tx_to))
-           INTO v_oldest;
-        batches := batches + 1;
-        oldest := least(oldest, v_oldest);
-    END LOOP;
+    SELECT count(*)::int,
+           (SELECT min(e.loaded_at) FROM tributary.consumer_batches b2
+              JOIN tributary.events e
+                ON e.seq = ANY (b2.seqs)
+               AND e.tx_id BETWEEN tributary.tx_from(b2.tx_from) AND tributary.tx_to(b2.tx_to)
+             WHERE b2.group_id = g.id)
+      INTO batches, oldest
+      FROM tributary.consumer_batches b WHERE b.group_id = g.id;
 END $$;
 
 -- Group g's events waiting for a retry, and the oldest loaded_at among
--- them; on Citus event by event (group_flight says why).
+-- them (on Citus event by event: oldest_loaded).
 -- Called by: group_status_of.
 CREATE OR REPLACE FUNCTION tributary.group_retries(g tributary.consumer_groups, OUT events int, OUT oldest timestamptz)
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    v_retry record;
-    v_oldest timestamptz;
 BEGIN
-    IF NOT tributary.lanes_by_shard() THEN
-        SELECT count(*)::int, min(e.loaded_at) INTO events, oldest
-          FROM tributary.consumer_retries r
-          JOIN tributary.events e
-            ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
-         WHERE r.group_id = g.id;
+    IF tributary.lanes_by_shard() THEN
+        SELECT count(*)::int, min(tributary.oldest_loaded(ARRAY[r.source_id], ARRAY[r.seq], r.tx_from, r.tx_to))
+          INTO events, oldest
+          FROM tributary.consumer_retries r WHERE r.group_id = g.id;
         RETURN;
     END IF;
-    events := 0;
-    FOR v_retry IN SELECT r.seq, r.source_id, r.tx_from, r.tx_to FROM tributary.consumer_retries r
-                    WHERE r.group_id = g.id LOOP
-        EXECUTE format('SELECT min(e.loaded_at) FROM tributary.events e WHERE e.source_id = %s AND e.seq = %s'
-                       ' AND e.tx_id BETWEEN %L AND %L',
-                       v_retry.source_id, v_retry.seq, tributary.tx_from(v_retry.tx_from),
-                       tributary.tx_to(v_retry.tx_to))
-           INTO v_oldest;
-        events := events + 1;
-        oldest := least(oldest, v_oldest);
-    END LOOP;
+    SELECT count(*)::int, min(e.loaded_at) INTO events, oldest
+      FROM tributary.consumer_retries r
+      JOIN tributary.events e
+        ON e.seq = r.seq AND e.tx_id BETWEEN tributary.tx_from(r.tx_from) AND tributary.tx_to(r.tx_to)
+     WHERE r.group_id = g.id;
 END $$;
