@@ -17,9 +17,9 @@ BEGIN
     RETURN OLD;
 END $$;
 
--- The check itself, also called by `source remove` before its DELETE: on
--- Citus, whose tables have no triggers (migrations/citus/0001), it is the
--- only one; on one PostgreSQL the trigger repeats it.
+-- The check itself, also called by `source remove` before its DELETE where
+-- the trigger is gone: on Citus, whose tables have no triggers
+-- (migrations/citus/0001).
 -- Called by: refuse_deleting_a_source_with_events, `source remove`
 -- (src/postgres/statements/source_registry/check_removal.sql).
 CREATE OR REPLACE FUNCTION tributary.refuse_removing(p_id int, p_name text) RETURNS void
@@ -74,8 +74,8 @@ BEGIN
 END $$;
 
 -- The work itself, also called by `source add` and `source remove` after
--- their change: on Citus, whose tables have no triggers (migrations/citus/
--- 0001), it is the only call; on one PostgreSQL the trigger repeats it.
+-- their change where the trigger is gone: on Citus, whose tables have no
+-- triggers (migrations/citus/0001).
 -- Called by: forget_group_sources, `source add` and `source remove`
 -- (src/postgres/statements/source_registry/sources_changed.sql).
 CREATE OR REPLACE FUNCTION tributary.sources_changed() RETURNS void

@@ -163,8 +163,8 @@ BEGIN
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)
             TO tributary_admin;
-        -- What `source add` and `source remove` do besides their change (on
-        -- one PostgreSQL the triggers on sources repeat it; sql/internal/60_source_triggers.sql).
+        -- What `source add` and `source remove` do besides their change where the
+        -- triggers on sources are gone (Citus; sql/internal/60_source_triggers.sql).
         GRANT EXECUTE ON FUNCTION tributary.sources_changed(), tributary.refuse_removing(int, text)
             TO tributary_admin;
         -- `source edit` (sql/api/86_source_edit.sql) and its record (migration 0015).
