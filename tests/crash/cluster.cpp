@@ -30,26 +30,44 @@ std::string quoted(const std::string& text) {
 
 }  // namespace
 
-Cluster::Cluster(std::string pg_tmp) : pg_tmp_(std::move(pg_tmp)) {
+Cluster::Cluster(std::string tmp_script, bool citus) : tmp_script_(std::move(tmp_script)), citus_(citus) {
     char dir[] = "/tmp/tributary-crash-pg.XXXXXX";
     if (!mkdtemp(dir)) throw std::runtime_error("cannot create a directory for the cluster under /tmp");
     dir_ = dir;
-    const auto started = run_to_end({pg_tmp_, "start", dir_}, std::chrono::minutes(2));
-    if (started.code != 0) throw std::runtime_error("pg-tmp start failed: " + tail_lines(started.err, 10));
+    const auto started = run_to_end({tmp_script_, "start", dir_}, std::chrono::minutes(3));
+    if (started.code != 0) throw std::runtime_error(tmp_script_ + " start failed: " + tail_lines(started.err, 10));
     const auto colon = started.out.rfind(':');
     const auto slash = started.out.find('/', colon);
     port_ = std::stoi(started.out.substr(colon + 1, slash - colon - 1));
-    say("PostgreSQL cluster in " + dir_ + " on port " + std::to_string(port_));
+    say(std::string(citus_ ? "Citus cluster (a coordinator and two workers)" : "PostgreSQL cluster") + " in " + dir_ +
+        (citus_ ? ", coordinator" : "") + " on port " + std::to_string(port_));
 }
 
 Cluster::~Cluster() {
     try {
-        const auto stopped = run_to_end({pg_tmp_, "stop", dir_}, std::chrono::minutes(2));
-        if (stopped.code != 0) say("pg-tmp stop failed: " + tail_lines(stopped.err, 5));
+        const auto stopped = run_to_end({tmp_script_, "stop", dir_}, std::chrono::minutes(2));
+        if (stopped.code != 0) say("stopping the cluster failed: " + tail_lines(stopped.err, 5));
         else say("stopped the cluster and removed " + dir_);
     } catch (const std::exception& e) {
-        say(std::string("pg-tmp stop failed: ") + e.what());
+        say(std::string("stopping the cluster failed: ") + e.what());
     }
+}
+
+std::vector<std::string> Cluster::nodes() const {
+    if (!citus_) return {""};
+    return {"coordinator", "worker1", "worker2"};
+}
+
+std::vector<std::pair<std::string, std::string>> Cluster::server_logs() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& node : nodes()) out.emplace_back(node, dir_ + (node.empty() ? "" : "/" + node) + "/log");
+    return out;
+}
+
+std::string Cluster::node_url(const std::string& node) const {
+    const auto found = run_to_end({tmp_script_, "url", dir_, node}, std::chrono::seconds(30));
+    if (found.code != 0) throw std::runtime_error("no URL for " + node + ": " + tail_lines(found.err, 5));
+    return found.out.substr(0, found.out.find('\n'));
 }
 
 std::string Cluster::url(const std::string& application_name, int port) const {
@@ -57,12 +75,15 @@ std::string Cluster::url(const std::string& application_name, int port) const {
            "/tributary?application_name=" + application_name;
 }
 
-void Cluster::restart(const std::string& mode) {
+void Cluster::restart(const std::string& mode, const std::string& node) {
     restarting_ = true;
-    const auto done = run_to_end({pg_tmp_, "restart", dir_, mode}, std::chrono::minutes(2));
+    std::vector<std::string> argv{tmp_script_, "restart", dir_};
+    if (citus_) argv.push_back(node.empty() ? "coordinator" : node);
+    argv.push_back(mode);
+    const auto done = run_to_end(argv, std::chrono::minutes(2));
     restarting_ = false;
     mark_disturbed(std::chrono::seconds(15));  // loaders that failed to start meanwhile may still be exiting
-    if (done.code != 0) throw std::runtime_error("pg-tmp restart " + mode + " failed: " + tail_lines(done.err, 10));
+    if (done.code != 0) throw std::runtime_error("restart " + mode + " failed: " + tail_lines(done.err, 10));
 }
 
 int Cluster::terminate_lock_holders(bool all) {
@@ -116,6 +137,25 @@ int Cluster::terminate_application(const std::string& application_name) {
         "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = " +
         quoted(application_name));
     return std::stoi(rows.at(0).at(0));
+}
+
+int Cluster::cut_after_prepare(const std::string& worker, std::chrono::milliseconds timeout) {
+    // One session for the whole wait: between a PREPARE TRANSACTION and its
+    // COMMIT PREPARED there are a few milliseconds. The coordinator's
+    // sessions on a worker are client backends whose last statement shows.
+    pqxx::connection connection(node_url(worker) + "?application_name=crash-harness&connect_timeout=5");
+    const std::string sql =
+        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
+        " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND query ILIKE 'PREPARE TRANSACTION%'";
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        pqxx::nontransaction tx(connection);
+        if (const int n = tx.exec(sql)[0][0].as<int>()) {
+            mark_disturbed(std::chrono::seconds(10));
+            return n;
+        }
+    }
+    return 0;
 }
 
 std::vector<std::vector<std::string>> Cluster::query(const std::string& sql) const {

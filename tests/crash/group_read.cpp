@@ -105,7 +105,7 @@ void check_handed(CheckReport& report, const std::string& who, const std::vector
 
 }  // namespace
 
-CheckReport read_as_group(const std::string& db_url) {
+CheckReport read_as_group(const std::string& db_url, bool lanes_by_shard) {
     CheckReport report;
     for (const char* klass : {"group_lost", "group_duplicated", "group_out_of_order"}) report.counts[klass] = 0;
     pqxx::connection c(db_url);
@@ -114,7 +114,8 @@ CheckReport read_as_group(const std::string& db_url) {
     {
         pqxx::nontransaction tx(c);
         tx.exec_params("SELECT tributary.group_create($1, '>', 'beginning')", kGroup);
-        tx.exec_params("SELECT tributary.group_create($1, '>', 'beginning', p_lanes => $2)", kLaneGroup, kLanes);
+        if (lanes_by_shard) tx.exec_params("SELECT tributary.group_create($1, '>', 'beginning')", kLaneGroup);
+        else tx.exec_params("SELECT tributary.group_create($1, '>', 'beginning', p_lanes => $2)", kLaneGroup, kLanes);
         for (const auto& row : tx.exec("SELECT seq, source_id FROM tributary.events ORDER BY tx_id, seq")) {
             log.push_back(row[0].as<long long>());
             source_of.emplace(row[0].as<long long>(), row[1].as<int>());
@@ -124,7 +125,7 @@ CheckReport read_as_group(const std::string& db_url) {
     const auto handed_by_lanes = consume_all_lanes(c);
     report.events_checked = static_cast<long>(log.size());
     report.events_stored = static_cast<long>(handed.size());
-    check_handed(report, "the group", log, source_of, handed, false);
+    check_handed(report, "the group", log, source_of, handed, lanes_by_shard);
     check_handed(report, "the group of lanes", log, source_of, handed_by_lanes, true);
     return report;
 }

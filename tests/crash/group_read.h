@@ -14,6 +14,8 @@ namespace tributary::crash {
 
 /// Counts group_lost, group_duplicated and group_out_of_order; events_checked
 /// is the events in the log, events_stored those the group was handed.
-CheckReport read_as_group(const std::string& db_url);
+/// On Citus (`lanes_by_shard`), every group has a lane per shard, whose
+/// order is the order within each source: both groups are checked per source.
+CheckReport read_as_group(const std::string& db_url, bool lanes_by_shard);
 
 }  // namespace tributary::crash

@@ -41,9 +41,12 @@ std::string record_command(const std::string& record_dir, const std::string& con
 }  // namespace
 
 void create_live_group(const Cluster& cluster) {
+    // On Citus a group has a lane per shard, and no other number.
+    const std::string lanes = cluster.citus() ? "" : ", p_lanes => " + std::to_string(kLiveLanes);
     cluster.query(std::string("SELECT tributary.group_create('") + kLiveGroup + "', '>', 'beginning', p_lease => '" +
-                  kLiveLease + "', p_lanes => " + std::to_string(kLiveLanes) + ")");
-    say(std::string("consumer group ") + kLiveGroup + ": " + std::to_string(kLiveLanes) + " lanes, lease " +
+                  kLiveLease + "'" + lanes + ")");
+    say(std::string("consumer group ") + kLiveGroup + ": " +
+        (cluster.citus() ? std::string("a lane per shard") : std::to_string(kLiveLanes) + " lanes") + ", lease " +
         kLiveLease + ", from the beginning");
 }
 
@@ -88,8 +91,13 @@ bool note_batches_in_hand(const Cluster& cluster, const std::string& consumer, c
             "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND application_name = '" + consumer + "'";
         for (int i = 0; i < 20 && cluster.query(active).at(0).at(0) != "0"; ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        // A first delivery's time is its row's created_at: a batch may have been
+        // leased long before (its answer lost to a cut connection, the consumer
+        // reading on without it), and only its lease time orders it rightly.
         const auto batches = cluster.query(
-            "SELECT b.delivery, array_to_string(b.seqs, ',') FROM tributary.consumer_batches b"
+            "SELECT b.delivery, array_to_string(b.seqs, ','),"
+            " CASE WHEN b.delivery = 1 THEN (extract(epoch FROM b.created_at) * 1e9)::bigint END"
+            " FROM tributary.consumer_batches b"
             "  JOIN tributary.consumer_groups g ON g.id = b.group_id WHERE g.name = '" +
             std::string(kLiveGroup) + "' AND b.consumer = '" + consumer + "'");
         // Taken after the read: every batch above was handed before this.
@@ -98,8 +106,9 @@ bool note_batches_in_hand(const Cluster& cluster, const std::string& consumer, c
                 .count();
         std::ofstream notes(record_dir + "/" + kInHandNotes, std::ios::app);
         for (const auto& batch : batches)
-            notes << "{\"stamp\":" << stamp << ",\"consumer\":\"" << consumer << "\",\"delivery\":" << batch.at(0)
-                  << ",\"seqs\":[" << batch.at(1) << "]}\n";
+            notes << "{\"stamp\":" << stamp << ",\"leased\":" << (batch.at(2) == "NULL" ? "null" : batch.at(2))
+                  << ",\"consumer\":\"" << consumer << "\",\"delivery\":" << batch.at(0) << ",\"seqs\":[" << batch.at(1)
+                  << "]}\n";
         notes.flush();
         return static_cast<bool>(notes);
     } catch (const std::exception& e) {

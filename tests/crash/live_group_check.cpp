@@ -126,7 +126,11 @@ private:
 
 /// The notes of batches a consumer held when it was SIGSTOPped
 /// (note_batches_in_hand): for each seq, the earliest such note, as a
-/// handing no later than the note's stamp (file: past the record files).
+/// handing at the batch's first lease ("leased") when it is a first
+/// delivery, else no later than the note's stamp (file: past the record
+/// files). The lease time matters when a batch's answer was lost (a cut
+/// connection): its consumer read on without it, and the note finds it
+/// seconds after the later events it was handed before.
 /// A note's events share its stamp; a batch is handed in log order, so
 /// they are ordered by their places in the log.
 std::unordered_map<long long, Handing> read_in_hand_notes(const std::string& record_dir,
@@ -136,7 +140,9 @@ std::unordered_map<long long, Handing> read_in_hand_notes(const std::string& rec
     std::ifstream in(record_dir + "/" + kInHandNotes);
     for (std::string line; std::getline(in, line);) {
         const auto note = nlohmann::json::parse(line);
-        const auto stamp = note.at("stamp").get<long long>();
+        const auto leased = note.value("leased", nlohmann::json());
+        const auto stamp = leased.is_number() ? std::min(leased.get<long long>(), note.at("stamp").get<long long>())
+                                              : note.at("stamp").get<long long>();
         const auto delivery = note.at("delivery").get<int>();
         for (const auto& element : note.at("seqs")) {
             const auto seq = element.get<long long>();

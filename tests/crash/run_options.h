@@ -24,11 +24,14 @@ struct RunOptions {
     /// --receivers 0 leaves them out; by default they run when `receive` is built.
     int receivers = 2;
     bool receivers_given = false;
-    int push_sources = 2;
+    int push_sources = 2;  ///< 4 by default with --citus
+    bool push_sources_given = false;
     int push_lanes = 4;
     double push_rate = 100;
     /// Consumers of a group of 4 lanes reading the log during the faults (issue 28); 0 leaves them out.
     int consumers = 3;
+    /// The whole run on a three-node Citus cluster (scripts/citus-tmp) instead of one PostgreSQL.
+    bool citus = false;
     std::string log_dir;  ///< default: a new directory under /tmp
     bool keep_logs = false;
 };

@@ -27,6 +27,7 @@ struct Weighted {
     bool needs_proxy;
     bool needs_receivers = false;
     bool needs_consumers = false;
+    bool needs_citus = false;
 };
 
 /// The statement every read of `tributary consume` runs (its prepared
@@ -137,19 +138,32 @@ void Scheduler::run() {
         {static_cast<int>(Kind::kill9_consumer), 2, false, false, true},
         {static_cast<int>(Kind::pause_consumer), 1.5, false, false, true},
         {static_cast<int>(Kind::kill9_consumer_mid_read), 1, false, false, true},
+        {static_cast<int>(Kind::cut_after_prepare), 1.5, false, true, false, true},
     };
     std::vector<double> weights;
-    for (const auto& k : kKinds)
-        weights.push_back((k.needs_proxy && !proxy_) || (k.needs_receivers && !receivers_) ||
-                                  (k.needs_consumers && !consumers_)
-                              ? 0
-                              : k.weight);
+    for (const auto& k : kKinds) {
+        const bool cannot = (k.needs_proxy && !proxy_) || (k.needs_receivers && !receivers_) ||
+                            (k.needs_consumers && !consumers_) || (k.needs_citus && !cluster_.citus());
+        // On Citus the restarts come on a timer instead (below).
+        const bool timed = cluster_.citus() && k.kind == static_cast<int>(Kind::pg_restart);
+        weights.push_back(cannot || timed ? 0 : k.weight);
+    }
     std::discrete_distribution<std::size_t> pick(weights.begin(), weights.end());
 
     auto next_fault = Clock::now() + between(1000, 3000);
     while (Clock::now() < end_ && !interrupted()) {
         run_due(false);
         hostile_.tick();
+        // Three servers on Citus: one restart per restart_gap, each in turn, so
+        // that a 2-minute run restarts the coordinator and both workers.
+        if (cluster_.citus() && Clock::now() - last_restart_ >= config_.restart_gap) {
+            try {
+                restart_database();
+            } catch (const std::exception& e) {
+                say(std::string("fault injection failed: ") + e.what());
+                last_restart_ = Clock::now();
+            }
+        }
         if (Clock::now() >= next_fault) {
             // A kind that cannot be done now (nothing to pause, too soon for a
             // restart) gives way to another draw, a few at most.
@@ -195,6 +209,7 @@ bool Scheduler::inject(Kind kind) {
             return true;
         }
         case Kind::pg_restart: return restart_database();
+        case Kind::cut_after_prepare: return cut_after_prepare();
         case Kind::hostile: return begin_hostile();
         case Kind::sigterm: {
             // Not while the proxy stalls sessions: a stop waits for the batch
@@ -361,14 +376,40 @@ bool Scheduler::restart_database() {
     const auto now = Clock::now();
     if (now - last_restart_ < config_.restart_gap) return false;
     const std::string mode = std::bernoulli_distribution(0.5)(random_) ? "immediate" : "fast";
-    say("PostgreSQL restart -m " + mode);
+    // On Citus, the three servers in turn from a random first: the
+    // coordinator (every session and lock), or a worker (the turns, events
+    // and watermarks of its shards). In turn, so that a short run restarts each.
+    const auto nodes = cluster_.nodes();
+    if (!next_restart_node_)
+        next_restart_node_ = std::uniform_int_distribution<std::size_t>(0, nodes.size() - 1)(random_);
+    const std::string node = nodes[(*next_restart_node_)++ % nodes.size()];
+    const std::string what = "PostgreSQL restart -m " + mode + (node.empty() ? "" : " of " + node);
+    say(what);
     tally_.disrupted();
-    cluster_.restart(mode);
+    cluster_.restart(mode, node);
     tally_.disrupted();
     last_restart_ = Clock::now();
-    tally_.fault("PostgreSQL restart -m " + mode);
-    say("PostgreSQL is back after " +
+    tally_.fault(node.empty() ? what
+                              : "PostgreSQL restart -m " + mode +
+                                    (node == "coordinator" ? " of the coordinator" : " of a worker"));
+    say(what + ": back after " +
         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(last_restart_ - now).count()) + " ms");
+    return true;
+}
+
+bool Scheduler::cut_after_prepare() {
+    // A receiver's group commit that wrote to both workers commits in two
+    // phases: the coordinator's connection to one worker is cut after that
+    // worker's PREPARE, before its COMMIT PREPARED. The coordinator's
+    // commit stands; the worker's prepared transaction holds its lanes back
+    // until Citus' recovery commits it. No group may move past it.
+    const std::string worker = std::bernoulli_distribution(0.5)(random_) ? "worker1" : "worker2";
+    const int n = cluster_.cut_after_prepare(worker, std::chrono::seconds(3));
+    if (n == 0) return false;
+    tally_.disrupted();
+    tally_.fault("connection to a worker cut after its PREPARE TRANSACTION");
+    tally_.observe("worker sessions cut after PREPARE", n);
+    say("cut " + std::to_string(n) + " session(s) on " + worker + " after their PREPARE TRANSACTION");
     return true;
 }
 

@@ -67,7 +67,8 @@ private:
         kill9_receiver_mid_commit,
         kill9_consumer,
         pause_consumer,
-        kill9_consumer_mid_read
+        kill9_consumer_mid_read,
+        cut_after_prepare
     };
     struct Pending {
         std::chrono::steady_clock::time_point at;
@@ -77,6 +78,7 @@ private:
     bool inject(Kind kind);
     bool pause_loader();
     bool restart_database();
+    bool cut_after_prepare();
     bool proxy_fault(Kind kind);
     void later(std::chrono::milliseconds delay, std::function<void()> action);
     void run_due(bool all);
@@ -103,6 +105,8 @@ private:
     std::mt19937_64 random_;
     std::vector<Pending> pending_;
     std::chrono::steady_clock::time_point start_, end_, last_restart_, proxy_busy_until_;
+    /// Which of the cluster's nodes the next restart hits (chosen at random at the first).
+    std::optional<std::size_t> next_restart_node_;
 };
 
 }  // namespace tributary::crash
