@@ -35,15 +35,7 @@ BEGIN
     WHEN 'end' THEN
         RETURN QUERY SELECT pg_snapshot_xmin(pg_current_snapshot()), 0::bigint;
     ELSE
-        BEGIN
-            v_at := p_from::timestamptz;
-        EXCEPTION WHEN data_exception THEN
-            v_at := NULL;
-        END;
-        IF v_at IS NULL THEN
-            RAISE EXCEPTION 'invalid position ''%''', p_from USING ERRCODE = '22023',
-                HINT = 'Use ''beginning'', ''end'' or a timestamp such as ''2026-11-22 09:00:00+00''.';
-        END IF;
+        v_at := tributary.position_time(p_from);
         -- One statement, and never past the watermark: a transaction still
         -- running may hold events loaded after v_at below the first visible one.
         RETURN QUERY

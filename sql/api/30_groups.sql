@@ -49,17 +49,12 @@ BEGIN
             HINT = 'A lane is a share of the sources read by one consumer at a time: as many as the consumers you will run, or a few more.';
     END IF;
     -- On Citus every group has one lane per shard of the log, each read on
-    -- its shard's worker (docs/citus.md), and starts at the beginning or the
-    -- end of each lane.
+    -- its shard's worker, from its own position there (docs/citus.md).
     IF tributary.lanes_by_shard() THEN
         IF v_lanes NOT IN (1, tributary.shard_lanes()) THEN
             RAISE EXCEPTION 'invalid lanes %: on Citus a group has one lane per shard of the log (%)', p_lanes,
                             tributary.shard_lanes() USING ERRCODE = '22023',
                 HINT = 'Leave --lanes out.';
-        END IF;
-        IF lower(btrim(coalesce(p_from, 'end'))) NOT IN ('beginning', 'end') THEN
-            RAISE EXCEPTION 'invalid position ''%'': on Citus a group starts at ''beginning'' or ''end''', p_from
-                USING ERRCODE = '22023';
         END IF;
         v_lanes := tributary.shard_lanes();
     END IF;
@@ -70,7 +65,7 @@ BEGIN
     INSERT INTO tributary.consumer_groups (name, pattern, max_deliveries, lease, ordered, cursor_tx, cursor_seq, lanes)
     SELECT p_name, v_pattern, coalesce(p_max_deliveries, 5), coalesce(p_lease, '30 seconds'),
            coalesce(p_ordered, false), pos.tx_id, pos.seq, v_lanes
-      FROM tributary.log_position(coalesce(p_from, 'end')) pos
+      FROM tributary.log_position(tributary.group_position(p_from)) pos
     ON CONFLICT (name) DO NOTHING
     RETURNING id INTO v_id;
     IF v_id IS NULL THEN
@@ -101,16 +96,12 @@ BEGIN
     IF p_to IS NULL THEN
         RAISE EXCEPTION 'say where to move the group: ''beginning'', ''end'' or a timestamp' USING ERRCODE = '22023';
     END IF;
-    IF tributary.lanes_by_shard() AND lower(btrim(p_to)) NOT IN ('beginning', 'end') THEN
-        RAISE EXCEPTION 'invalid position ''%'': on Citus a group moves to ''beginning'' or ''end''', p_to
-            USING ERRCODE = '22023';
-    END IF;
     -- The group row first, as a fresh read does, so the two queue rather than deadlock.
     PERFORM 1 FROM tributary.consumer_groups g WHERE g.id = v_group.id FOR NO KEY UPDATE;
     DELETE FROM tributary.consumer_batches b WHERE b.group_id = v_group.id;
     DELETE FROM tributary.consumer_retries r WHERE r.group_id = v_group.id;
     UPDATE tributary.consumer_groups g SET cursor_tx = pos.tx_id, cursor_seq = pos.seq
-      FROM tributary.log_position(p_to) pos
+      FROM tributary.log_position(tributary.group_position(p_to)) pos
      WHERE g.id = v_group.id;
     -- Every lane of a group of lanes to the same place (on Citus, the end of
     -- each lane is its worker's); the lanes stay with their holders.

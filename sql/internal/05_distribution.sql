@@ -121,17 +121,69 @@ SELECT coalesce(array_agg(i ORDER BY i), '{}')
   FROM generate_series(0, length(p_bits) - 1) i
  WHERE get_bit(p_bits, i) = 1 $$;
 
+-- The time a position names (p_from, neither 'beginning' nor 'end'), or the
+-- error a caller can fix.
+-- Called by: log_position, lane_position.
+CREATE OR REPLACE FUNCTION tributary.position_time(p_from text) RETURNS timestamptz
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN p_from::timestamptz;
+EXCEPTION WHEN data_exception THEN
+    RAISE EXCEPTION 'invalid position ''%''', p_from USING ERRCODE = '22023',
+        HINT = 'Use ''beginning'', ''end'' or a timestamp such as ''2026-11-22 09:00:00+00''.';
+END $$;
+
+-- Where lane p_lane starts for the time p_at (Citus only): before the
+-- first event of the lane's shard loaded at or after p_at, and never past
+-- the lane's watermark, taken first (a transaction still running there may
+-- hold events loaded after p_at below the first visible one). As
+-- log_position's time on one PostgreSQL: events of transactions that started
+-- before p_at but committed after may come too. Walks the shard's events in
+-- (tx_id, seq) order: an operator's command, not a hot path.
+-- Called by: lane_position.
+CREATE OR REPLACE FUNCTION tributary.lane_time_position(p_lane int, p_at timestamptz) RETURNS xid8
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_watermark xid8 := tributary.lane_watermark(p_lane);
+    v_ids int[] := tributary.bit_ids(tributary.lane_sources(p_lane, NULL));
+    v_first xid8;
+BEGIN
+    IF cardinality(v_ids) > 0 THEN
+        -- The ids written in, so that Citus sends it whole to the shard's worker.
+        EXECUTE format('SELECT e.tx_id FROM tributary.events e WHERE e.source_id = ANY (%L::int[])'
+                       ' AND e.loaded_at >= $1 ORDER BY e.tx_id, e.seq LIMIT 1', v_ids)
+           INTO v_first USING p_at;
+    END IF;
+    RETURN least(v_first, v_watermark);
+END $$;
+
 -- Where lane p_lane of a group starts, or is reset to, from p_from
 -- ('beginning', 'end' or a time) and the group's position there
--- (p_group_tx, log_position's): that position on one PostgreSQL; on Citus
--- the end of a lane is its worker's watermark (the beginning is 0 on every
--- node; a time is refused there before this is asked).
+-- (p_group_tx, log_position's): that position on one PostgreSQL. On Citus
+-- each lane's own, on its worker: the beginning is 0 on every node, the end
+-- the worker's watermark, a time lane_time_position's.
 -- Called by: group_create, group_reset.
 CREATE OR REPLACE FUNCTION tributary.lane_position(p_lane int, p_from text, p_group_tx xid8) RETURNS xid8
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF tributary.lanes_by_shard() AND lower(btrim(coalesce(p_from, 'end'))) = 'end' THEN
-        RETURN tributary.lane_watermark(p_lane);
+    IF NOT tributary.lanes_by_shard() THEN
+        RETURN p_group_tx;
     END IF;
-    RETURN p_group_tx;
+    CASE lower(btrim(coalesce(p_from, 'end')))
+    WHEN 'end' THEN
+        RETURN tributary.lane_watermark(p_lane);
+    WHEN 'beginning' THEN
+        RETURN '0'::xid8;
+    ELSE
+        RETURN tributary.lane_time_position(p_lane, tributary.position_time(p_from));
+    END CASE;
 END $$;
+
+-- What a group's own cursor is set from, for p_from. On Citus the lanes
+-- hold the positions (lane_position) and the group's cursor, the
+-- coordinator's, serves nothing: a time sets it to the end there.
+-- Called by: group_create, group_reset.
+CREATE OR REPLACE FUNCTION tributary.group_position(p_from text) RETURNS text
+LANGUAGE sql STABLE AS $$
+SELECT CASE WHEN tributary.lanes_by_shard() AND lower(btrim(coalesce(p_from, 'end'))) NOT IN ('beginning', 'end')
+            THEN 'end' ELSE coalesce(p_from, 'end') END $$;
