@@ -28,7 +28,8 @@ END $$;
 -- beginning) from sources matching p_pattern, under the same watermark as
 -- consumer_read. Stateless: the caller remembers the last (tx_id, seq).
 -- event_key and event_id as consumer_read's.
--- Called by: consumers without a group; `tributary tail`.
+-- Called by: consumers without a group; `tributary tail` (on one PostgreSQL;
+-- on Citus it refuses: read_log_lanes).
 CREATE OR REPLACE FUNCTION tributary.read_log(p_pattern text, p_after_tx xid8, p_after_seq bigint, p_max int DEFAULT 1000)
 RETURNS TABLE (tx_id xid8, seq bigint, source text, event_id bigint, payload jsonb, loaded_at timestamptz,
                event_key text)
@@ -41,6 +42,13 @@ DECLARE
     v_watermark xid8 := pg_snapshot_xmin(pg_current_snapshot());
     v_sources int[];    -- NULL: every source ('>')
 BEGIN
+    -- On Citus each worker counts its own transactions: no one order to
+    -- read in (22_read_log_lanes.sql).
+    IF tributary.lanes_by_shard() THEN
+        RAISE EXCEPTION 'the log is distributed (Citus): it has no one (tx_id, seq) order for read_log'
+            USING ERRCODE = '0A000',
+            HINT = 'Read it lane by lane with read_log_lanes, from a position of log_lane_positions.';
+    END IF;
     PERFORM tributary.check_pattern(p_pattern);
     IF p_max IS NULL OR p_max NOT BETWEEN 1 AND 100000 THEN
         RAISE EXCEPTION 'invalid batch size %: use 1 to 100000', p_max USING ERRCODE = '22023';

@@ -443,15 +443,19 @@ END $$;
 -- at most p_cap + 1 of them, in the 8 partitions from the cursor's on (a
 -- plan over every partition after a cursor far behind cost 30 ms a lane to
 -- make); capped: more than p_cap, or the count stopped at the 8th
--- partition's end while the log goes on (at least).
--- Called by: lane_rows.
+-- partition's end while the log goes on (at least). On Citus the count
+-- is not bounded by partitions (see v_end), only by the cap.
+-- Called by: lane_rows, group_backlog, group_backlog_capped (Citus).
 CREATE OR REPLACE FUNCTION tributary.lane_backlog_capped(g tributary.consumer_groups, p_lane int,
                                                          p_sources bit varying, p_cap bigint,
                                                          OUT events bigint, OUT capped boolean,
                                                          OUT oldest timestamptz)
 LANGUAGE plpgsql STABLE SET enable_sort = off SET enable_bitmapscan = off AS $$
 DECLARE
-    v_end xid8 := CASE WHEN p_cap IS NOT NULL THEN tributary.partition_end(g.cursor_tx, 8) END;
+    -- Not on Citus: the partitions' bounds are the coordinator's
+    -- transaction ids, which say nothing of a worker's.
+    v_end xid8 := CASE WHEN p_cap IS NOT NULL AND NOT tributary.lanes_by_shard()
+                       THEN tributary.partition_end(g.cursor_tx, 8) END;
 BEGIN
     IF tributary.lanes_by_shard() THEN
         -- p_sources: the lane's own (lane_rows, group_backlog).

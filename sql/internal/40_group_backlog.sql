@@ -78,7 +78,8 @@ END $$;
 --     100 events per event counted). When capped, oldest is the oldest of
 --     the first p_cap + 1 (a transaction that began before them but wrote
 --     later could hold an older one: loaded_at is a transaction's start).
--- Matches as group_backlog's.
+-- Matches as group_backlog's. On Citus lane by lane (each lane's events
+-- are in one shard, counted on its worker), up to the cap in all.
 -- Called by: console_group_status.
 CREATE OR REPLACE FUNCTION tributary.group_backlog_capped(g tributary.consumer_groups, p_cap bigint,
                                                           OUT events bigint, OUT capped boolean,
@@ -93,7 +94,32 @@ SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_bits bit varying;
     v_few int[];
+    v_lane record;
+    v_sources bit varying;
+    v_behind record;
 BEGIN
+    -- On Citus lane by lane, each lane's events after its own cursor counted
+    -- on its shard's worker (lane_backlog_capped), each up to what the cap
+    -- leaves; lanes without a source of the group are not asked.
+    IF tributary.lanes_by_shard() THEN
+        events := 0;
+        capped := false;
+        v_bits := CASE WHEN g.pattern <> '>'
+                       THEN coalesce(g.source_bits, tributary.matching_source_bits(g.pattern)) END;
+        FOR v_lane IN SELECT l.lane, l.cursor_tx, l.cursor_seq FROM tributary.group_lanes l
+                       WHERE l.group_id = g.id ORDER BY l.lane LOOP
+            EXIT WHEN capped;
+            v_sources := tributary.lane_sources(v_lane.lane, v_bits);
+            CONTINUE WHEN position('1' IN v_sources::text) = 0;
+            g.cursor_tx := v_lane.cursor_tx;
+            g.cursor_seq := v_lane.cursor_seq;
+            SELECT * INTO v_behind FROM tributary.lane_backlog_capped(g, v_lane.lane, v_sources, p_cap - events);
+            events := events + v_behind.events;
+            capped := v_behind.capped;
+            oldest := least(oldest, v_behind.oldest);
+        END LOOP;
+        RETURN;
+    END IF;
     -- A group of lanes from its lowest lane's cursor: may count events a
     -- lane further on has handed out already (the console's figure is capped
     -- and an estimate anyway); group_backlog counts exactly.

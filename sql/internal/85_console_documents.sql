@@ -118,6 +118,16 @@ DECLARE
     v_capped boolean[] := '{}';
     v_oldest timestamptz[] := '{}';
     v_backlog record;
+    -- On Citus the batches and retries of each group are looked up on the
+    -- workers by their own functions (a join of the coordinator's tables
+    -- with the distributed log is refused: docs/citus.md).
+    v_by_shard boolean := tributary.lanes_by_shard();
+    v_flight record;
+    v_retry record;
+    v_batches int[] := '{}';
+    v_flight_oldest timestamptz[] := '{}';
+    v_retries int[] := '{}';
+    v_retry_oldest timestamptz[] := '{}';
 BEGIN
     FOR g IN SELECT * FROM tributary.consumer_groups cg WHERE p_name IS NULL OR cg.name = p_name ORDER BY cg.name LOOP
         -- A pattern without wildcards is one source, found by its name.
@@ -135,7 +145,33 @@ BEGIN
         v_behind := v_behind || v_backlog.events;
         v_capped := v_capped || v_backlog.capped;
         v_oldest := v_oldest || v_backlog.oldest;
+        IF v_by_shard THEN
+            SELECT * INTO v_flight FROM tributary.group_flight(g);
+            SELECT * INTO v_retry FROM tributary.group_retries(g);
+            v_batches := v_batches || v_flight.batches;
+            v_flight_oldest := v_flight_oldest || v_flight.oldest;
+            v_retries := v_retries || v_retry.events;
+            v_retry_oldest := v_retry_oldest || v_retry.oldest;
+        END IF;
     END LOOP;
+    IF v_by_shard THEN
+        RETURN QUERY
+        WITH backlog AS (
+            SELECT * FROM unnest(v_ids, v_behind, v_capped, v_oldest, v_batches, v_flight_oldest, v_retries,
+                                 v_retry_oldest)
+                       AS b(group_id, events, capped, oldest, batches, flight_oldest, retries, retry_oldest)),
+        dead AS (
+            SELECT d.group_id, count(*)::int AS events
+              FROM tributary.consumer_dead_letters d WHERE d.group_id = ANY (v_ids) GROUP BY d.group_id)
+        SELECT cg.name, cg.pattern, cg.ordered, cg.max_deliveries, b.events, b.capped,
+               now() - least(b.oldest, b.flight_oldest, b.retry_oldest), coalesce(b.batches, 0),
+               coalesce(b.retries, 0), coalesce(dead.events, 0)
+          FROM backlog b
+          JOIN tributary.consumer_groups cg ON cg.id = b.group_id
+          LEFT JOIN dead ON dead.group_id = b.group_id
+         ORDER BY cg.name;
+        RETURN;
+    END IF;
     -- The rest in one statement for all the groups: a statement per group
     -- cost more to plan (the log's partitions) than to run, 1.5 ms a group.
     RETURN QUERY

@@ -22,7 +22,8 @@
 --   tributary_console   `console`: the console_* functions (documents
 --                       without header values or URL queries, and its
 --                       actions) and, for the live tail, read_log and
---                       log_position; no table.
+--                       log_position (read_log_lanes and
+--                       log_lane_positions on Citus); no table.
 --
 -- The public functions the consumer and the admin call run as their owner
 -- (SECURITY DEFINER, sql/api/): these roles get EXECUTE on them, not the
@@ -105,6 +106,8 @@ BEGIN
             tributary.consumer_awaits_lanes(text, text),
             tributary.read_log(text, xid8, bigint, int),
             tributary.log_position(text),
+            tributary.read_log_lanes(text, xid8[], bigint[], int),
+            tributary.log_lane_positions(text),
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups),
             tributary.lanes_of(tributary.consumer_groups),
@@ -152,6 +155,8 @@ BEGIN
             tributary.dead_letter_replay(text, bigint),
             tributary.read_log(text, xid8, bigint, int),
             tributary.log_position(text),
+            tributary.read_log_lanes(text, xid8[], bigint[], int),
+            tributary.log_lane_positions(text),
             tributary.pattern_matches(text, text),
             tributary.group_backlog(tributary.consumer_groups),
             tributary.lanes_of(tributary.consumer_groups),
@@ -265,7 +270,8 @@ BEGIN
             tributary.console_reset(text, text)
             TO tributary_console;
         -- The live tail reads the log as `tail` does (sql/api/21_read_log.sql).
-        GRANT EXECUTE ON FUNCTION tributary.read_log(text, xid8, bigint, int), tributary.log_position(text)
+        GRANT EXECUTE ON FUNCTION tributary.read_log(text, xid8, bigint, int), tributary.log_position(text),
+            tributary.read_log_lanes(text, xid8[], bigint[], int), tributary.log_lane_positions(text)
             TO tributary_console;
     END IF;
 

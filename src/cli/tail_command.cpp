@@ -63,6 +63,7 @@ int tail(const GlobalOptions& global, const TailOptions& options) {
     const std::string from = !options.from.empty() ? options.from : options.follow ? "end" : "beginning";
     // The API names what it refused (a position, a pattern); the message names the flag too.
     const std::vector<CarriedBy> flags = {{"invalid pattern", "--pattern"}, {"invalid position", "--from"}};
+    // On Citus a position per lane (docs/citus.md): read() moves it on.
     auto position = naming_the_flag(flags, [&] { return reader.position(from); });
     OutageLog outages("tail pattern=" + options.pattern);
     // --follow waits for the loaders' commit hints, with a 5 s fallback;
@@ -85,10 +86,7 @@ int tail(const GlobalOptions& global, const TailOptions& options) {
             stop.wait_for(outage.next());
             continue;
         }
-        if (!events.empty()) {
-            position = events.back().position;
-            if (!print(events)) return 0;
-        }
+        if (!events.empty() && !print(events)) return 0;
         if (events.size() == static_cast<std::size_t>(kReadSize)) {
             idle.reset();
             continue;

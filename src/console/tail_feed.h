@@ -7,7 +7,8 @@
 namespace tributary::console {
 
 /// One committed event for the live tail: its position as the stream's
-/// event id ("<tx>:<seq>", opaque to the console) and its JSON line
+/// event id ("<tx>:<seq>"; on Citus one per lane, separated by commas;
+/// opaque to the console) and its JSON line
 /// {"seq","source","event_id","event_key","loaded_at","payload"}.
 struct TailEvent {
     std::string id;

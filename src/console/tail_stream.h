@@ -16,7 +16,7 @@
 namespace tributary::console {
 
 /// One live tail (GET /api/tail) as server-sent events: each event as
-/// `id: <tx>:<seq>`, `event: event`, `data: <JSON line>`; woken by the
+/// `id: <position>` (TailEvent's id), `event: event`, `data: <JSON line>`; woken by the
 /// loaders' hints with a poll as fallback, and a `: keep-alive` comment when
 /// nothing was sent for a while (proxies close idle connections). While the
 /// database is away the stream stays open and says so once (`event:

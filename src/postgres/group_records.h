@@ -70,6 +70,7 @@ struct PositionedEvent {
     std::string event_key;                 ///< as LoggedEvent's
     std::string payload;
     std::string loaded_at;
+    int lane = -1;  ///< on Citus the lane it was read in (read_position.h); -1 on one PostgreSQL
 };
 
 }  // namespace tributary::postgres

@@ -1,17 +1,20 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "console/tail_feed.h"
 #include "postgres_log_reader.h"
 #include "postgres_session.h"
+#include "read_position.h"
 
 namespace tributary::postgres {
 
 /// The console's live tail over read_log (as `tributary tail`), on a session
-/// of its own. Event ids are the log positions "<tx>:<seq>".
+/// of its own. Event ids are the log positions "<tx>:<seq>"; on Citus one
+/// per lane, separated by commas (read_position.h), read with read_log_lanes.
 class PostgresTailFeed : public console::TailFeed {
 public:
     explicit PostgresTailFeed(const std::string& database_url);
@@ -21,8 +24,16 @@ public:
     std::vector<console::TailEvent> read(const std::string& pattern, const std::string& after, int max) override;
 
 private:
+    std::vector<console::TailEvent> read_one_order(const std::string& pattern, const std::string& after, int max);
+    std::vector<console::TailEvent> read_lanes(const std::string& pattern, const std::string& after, int max);
+
     PostgresSession session_;
     PostgresLogReader reader_;
+    /// On Citus, the id this feed last handed out (or was asked after) and
+    /// where the lanes are past it: a read also moves the lanes it read up
+    /// to their watermarks, which no event's id says.
+    std::string last_id_;
+    std::optional<ReadPosition> moved_;
 };
 
 /// A PostgresTailFeed per stream.
@@ -34,8 +45,5 @@ public:
 private:
     const std::string database_url_;
 };
-
-/// "<tx>:<seq>" as a LogPosition; std::invalid_argument when it is not one.
-LogPosition parse_event_id(const std::string& id);
 
 }  // namespace tributary::postgres
