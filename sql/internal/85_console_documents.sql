@@ -57,21 +57,28 @@ $$;
 -- these definitions before 0014 creates the tables.
 CREATE OR REPLACE FUNCTION tributary.console_minutes(p_source int) RETURNS jsonb
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_from timestamptz := date_trunc('minute', now()) - interval '59 minutes';
+    v_minutes timestamptz[];
+    v_events bigint[];
 BEGIN
-RETURN (
-WITH span AS (SELECT date_trunc('minute', now()) - interval '59 minutes' AS from_minute)
-SELECT jsonb_build_object(
-           'from', tributary.console_time(span.from_minute),
-           'step_seconds', 60,
-           'events', (SELECT jsonb_agg(coalesce(CASE WHEN p_source IS NULL
-                                                     THEN (SELECT l.events FROM tributary.log_minutes l
-                                                            WHERE l.minute = m.minute)
-                                                     ELSE (SELECT s.events FROM tributary.source_minutes s
-                                                            WHERE s.source_id = p_source AND s.minute = m.minute)
-                                                END, 0) ORDER BY m.minute)
-                        FROM generate_series(span.from_minute, span.from_minute + interval '59 minutes',
-                                             interval '1 minute') AS m(minute)))
-  FROM span);
+    -- The hour's rows first, in a statement of their own: on Citus a
+    -- source's minutes are on its worker, and a subquery per minute of them
+    -- cannot be planned there.
+    IF p_source IS NULL THEN
+        SELECT array_agg(l.minute), array_agg(l.events) INTO v_minutes, v_events
+          FROM tributary.log_minutes l WHERE l.minute >= v_from;
+    ELSE
+        SELECT array_agg(s.minute), array_agg(s.events) INTO v_minutes, v_events
+          FROM tributary.source_minutes s WHERE s.source_id = p_source AND s.minute >= v_from;
+    END IF;
+    RETURN jsonb_build_object(
+        'from', tributary.console_time(v_from),
+        'step_seconds', 60,
+        'events', (SELECT jsonb_agg(coalesce(c.events, 0) ORDER BY m.minute)
+                     FROM generate_series(v_from, v_from + interval '59 minutes', interval '1 minute') AS m(minute)
+                     LEFT JOIN unnest(coalesce(v_minutes, '{}'), coalesce(v_events, '{}')) AS c(minute, events)
+                       ON c.minute = m.minute));
 END $$;
 
 -- Seconds of an interval, as the documents give durations.

@@ -295,6 +295,15 @@ TEST_CASE("on Citus the console's overview and groups answer with each group's f
     const auto group = client.Get("/api/groups/one");
     REQUIRE(group);
     CHECK(group->status == 200);
+    // A source's page: its last events from its worker, newest first, and its hour per minute.
+    const auto source = client.Get("/api/sources/pub.s2");
+    REQUIRE(source);
+    REQUIRE(source->status == 200);
+    const auto page = nlohmann::json::parse(source->body);
+    REQUIRE(page["last_events"].size() == 5);
+    CHECK(page["last_events"][0]["event_key"] == "k5");
+    CHECK(page["last_events"][4]["event_key"] == "k1");
+    CHECK(page["per_minute"]["events"].size() == 60);
 
     // The live tail from the beginning: every event once, each source in order; a reconnect with
     // the last id (a position per lane) gets only what came after.
