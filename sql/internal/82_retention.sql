@@ -250,6 +250,10 @@ END $$;
 -- partition: for a partition of many million text-keyed events that is a
 -- long transaction (it holds no lock on the log meanwhile, only the keys).
 --
+-- On Citus the keys are deleted shard by shard on the workers (a join of
+-- co-located shards), the unconsumed counted lane by lane, and the DROP
+-- runs on every node, all in this transaction.
+--
 -- Returns NULL when the partition may not leave (any more), else the
 -- counts and timings to log; raises 55P03 (lock_not_available) when the
 -- lock was not had within 3 s, TR001 when the lease is lost.
