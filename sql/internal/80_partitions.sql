@@ -104,6 +104,13 @@ SELECT greatest(1000, round(coalesce(s.xids_per_second * extract(epoch FROM s.pa
 -- is routed by a view of the partitions without it (docs/design.md
 -- "Attaching a partition while writers run"). Nothing is locked when
 -- nothing is needed. Returns the names created.
+-- On Citus the counter is the fastest worker's (log_next_xid), read on the
+-- workers after the locks are had: Citus takes them on every node (the
+-- workers' writers go through their own copy of tributary.events), and
+-- the attach runs on every shard. When a gap was left (the counter had run
+-- past the last partition), the slower workers' counters are moved past it
+-- before the locks go (advance_worker_counters), so that their events do
+-- not fill it in the default partition either.
 -- Called by: the maintainer; `migrate`.
 CREATE OR REPLACE FUNCTION tributary.partitions_ahead() RETURNS SETOF text
 LANGUAGE plpgsql
@@ -112,39 +119,57 @@ DECLARE
     v_width numeric := tributary.partition_width();
     v_ahead int := (SELECT s.spans_ahead FROM tributary.log_settings s);
     v_end xid8 := (SELECT max(p.to_tx) FROM tributary.partitions p);
-    v_next xid8 := tributary.next_xid();
+    v_next xid8 := tributary.log_next_xid();
     v_from xid8;
+    v_gap boolean := false;
 BEGIN
     IF v_end IS NOT NULL AND tributary.xid_minus(v_end, v_next) >= (v_ahead + 1) * v_width THEN
         RETURN;
     END IF;
     PERFORM tributary.lock_log_for_attach();
-    v_next := tributary.next_xid();
+    v_next := tributary.log_next_xid();
     v_end := (SELECT max(p.to_tx) FROM tributary.partitions p);
     WHILE v_end IS NULL OR tributary.xid_minus(v_end, v_next) < (v_ahead + 1) * v_width LOOP
         v_from := CASE WHEN v_end IS NULL OR v_end < v_next THEN v_next ELSE v_end END;
+        v_gap := v_gap OR v_from = v_next;
         v_end := tributary.xid_plus(v_from, v_width);
         RETURN NEXT tributary.attach_new_partition(v_from, v_end);
     END LOOP;
+    -- Citus, after a gap (the fastest worker ran past the last partition): the other workers are
+    -- moved past it while their writers still wait for the locks, so that none stores in it.
+    IF v_gap AND tributary.log_is_distributed() THEN
+        PERFORM tributary.advance_worker_counters(v_next, 200000);
+    END IF;
 END $$;
 
 -- What the maintainer learns on each pass: the rate transaction ids are
 -- used at (a moving average over samples at least 10 s apart), and for
 -- each partition when the counter reached its start, passed its end, and
 -- when every transaction below its end had ended; then its size and its
--- sources (a skip through its (source_id, event_id) index: one probe per
--- source). Called by: the maintainer.
+-- sources (partition_bytes, partition_sources). On Citus
+-- (16_log_counters.sql): the rate and the start are the fastest worker's,
+-- the end and the seal every worker's; and a worker whose counter is below
+-- the partition the fastest is in is first moved on to its start (at most
+-- 200 000 ids a pass), so that the partitions below can be sealed.
+-- Called by: the maintainer.
 CREATE OR REPLACE FUNCTION tributary.observe_partitions() RETURNS void
 LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    v_next xid8 := tributary.next_xid();
-    v_xmin xid8 := pg_snapshot_xmin(pg_current_snapshot());
+    v_counters record := tributary.log_counters();
+    v_next xid8 := v_counters.next_high;
+    v_current xid8;
     v_settings tributary.log_settings;
     v_rate double precision;
     v_part tributary.partitions;
-    v_sources int[];
 BEGIN
+    IF tributary.log_is_distributed() THEN
+        v_current := (SELECT max(p.from_tx) FROM tributary.partitions p WHERE p.from_tx <= v_next);
+        IF v_counters.next_low < v_current THEN
+            PERFORM tributary.advance_worker_counters(v_current, 200000);
+            v_counters := tributary.log_counters();
+        END IF;
+    END IF;
     SELECT * INTO v_settings FROM tributary.log_settings FOR NO KEY UPDATE;
     IF v_settings.sampled_at IS NULL THEN
         UPDATE tributary.log_settings SET sampled_at = clock_timestamp(), sampled_xid = v_next;
@@ -159,18 +184,12 @@ BEGIN
     UPDATE tributary.partitions p SET started_at = clock_timestamp()
      WHERE p.started_at IS NULL AND p.from_tx <= v_next;
     UPDATE tributary.partitions p SET ended_at = clock_timestamp()
-     WHERE p.ended_at IS NULL AND p.to_tx <= v_next;
-    FOR v_part IN SELECT * FROM tributary.partitions p WHERE p.sealed_at IS NULL AND p.to_tx <= v_xmin LOOP
-        EXECUTE format($q$
-            WITH RECURSIVE s AS (
-                SELECT min(e.source_id) AS id FROM tributary.%1$I e
-                UNION ALL
-                SELECT (SELECT min(e.source_id) FROM tributary.%1$I e WHERE e.source_id > s.id) FROM s WHERE s.id IS NOT NULL)
-            SELECT coalesce(array_agg(s.id ORDER BY s.id), '{}') FROM s WHERE s.id IS NOT NULL $q$, v_part.name)
-            INTO v_sources;
+     WHERE p.ended_at IS NULL AND p.to_tx <= v_counters.next_low;
+    FOR v_part IN SELECT * FROM tributary.partitions p
+                   WHERE p.sealed_at IS NULL AND p.to_tx <= v_counters.xmin_low LOOP
         UPDATE tributary.partitions p
-           SET sealed_at = clock_timestamp(), source_ids = v_sources,
-               bytes = pg_total_relation_size(format('tributary.%I', p.name)::regclass)
+           SET sealed_at = clock_timestamp(), source_ids = tributary.partition_sources(p.name),
+               bytes = tributary.partition_bytes(p.name)
          WHERE p.name = v_part.name;
     END LOOP;
 END $$;

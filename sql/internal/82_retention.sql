@@ -37,6 +37,10 @@ SELECT r.*
 -- cursor), or that holds a batch, a retry or a dead letter whose range of
 -- transactions meets the partition's (a row from before migration 0013,
 -- whose range is unknown, is taken to meet it). Names, sorted.
+-- On Citus a group's events in the partition are looked for lane by lane,
+-- after each lane's cursor (unread_in_partition_by_lane); a batch, retry
+-- or dead letter is of one lane, its range in that lane's worker's ids,
+-- which a partition's range is on that worker too: the same test holds.
 -- Called by: partition_retention, retention_drop.
 CREATE OR REPLACE FUNCTION tributary.retention_holders(p tributary.partitions) RETURNS text[]
 LANGUAGE plpgsql STABLE
@@ -53,7 +57,11 @@ BEGIN
         v_bits := CASE WHEN v_group.pattern <> '>'
                        THEN coalesce(v_group.source_bits, tributary.matching_source_bits(v_group.pattern)) END;
         v_after := false;
-        IF v_group.cursor_tx < p.to_tx AND EXISTS (
+        IF tributary.lanes_by_shard() THEN
+            -- Citus: lane by lane, each in its worker's ids (the lowest cursor would mix them).
+            v_after := tributary.unread_in_partition_by_lane(v_group.id, v_group.cursor_tx, v_group.cursor_seq,
+                                                             p, v_bits, 1) > 0;
+        ELSIF v_group.cursor_tx < p.to_tx AND EXISTS (
                SELECT FROM unnest(coalesce(p.source_ids, '{}')) s(id)
                 WHERE v_bits IS NULL OR (s.id < length(v_bits) AND get_bit(v_bits, s.id) = 1)) THEN
             IF v_group.cursor_tx < p.from_tx THEN
@@ -135,7 +143,7 @@ BEGIN
             CONTINUE;
         END IF;
         -- The log's size from the newest partition down to this one.
-        SELECT sum(coalesce(q.bytes, pg_total_relation_size(format('tributary.%I', q.name)::regclass)))
+        SELECT sum(coalesce(q.bytes, tributary.partition_bytes(q.name)))
           INTO v_newer_bytes FROM tributary.partitions q WHERE q.from_tx >= v_part.from_tx;
         IF cardinality(v_policies) IS NULL THEN
             v_past := true;
@@ -242,6 +250,10 @@ END $$;
 -- partition: for a partition of many million text-keyed events that is a
 -- long transaction (it holds no lock on the log meanwhile, only the keys).
 --
+-- On Citus the keys are deleted shard by shard on the workers (a join of
+-- co-located shards), the unconsumed counted lane by lane, and the DROP
+-- runs on every node, all in this transaction.
+--
 -- Returns NULL when the partition may not leave (any more), else the
 -- counts and timings to log; raises 55P03 (lock_not_available) when the
 -- lock was not had within 3 s, TR001 when the lease is lost.
@@ -269,6 +281,15 @@ BEGIN
     unconsumed := '{}';
     FOR v_group IN SELECT lo.* FROM tributary.consumer_groups g CROSS JOIN LATERAL tributary.group_low_cursor(g) lo
                     WHERE g.name = ANY (v_status.held_by) LOOP
+        IF tributary.lanes_by_shard() THEN
+            v_count := tributary.unread_in_partition_by_lane(
+                v_group.id, v_group.cursor_tx, v_group.cursor_seq, v_part,
+                CASE WHEN v_group.pattern <> '>'
+                     THEN coalesce(v_group.source_bits, tributary.matching_source_bits(v_group.pattern)) END,
+                NULL);
+            unconsumed := unconsumed || jsonb_build_object(v_group.name, v_count);
+            CONTINUE;
+        END IF;
         EXECUTE format($q$
             SELECT count(*) FROM tributary.%I e
              WHERE (e.tx_id, e.seq) > ($1, $2)
@@ -276,14 +297,24 @@ BEGIN
             INTO v_count USING v_group.cursor_tx, v_group.cursor_seq, v_group.pattern;
         unconsumed := unconsumed || jsonb_build_object(v_group.name, v_count);
     END LOOP;
-    EXECUTE format($q$
-        WITH gone AS (SELECT e.source_id, e.event_key FROM tributary.%I e),
-             dropped_keys AS (
-                 DELETE FROM tributary.event_keys k USING gone
-                  WHERE gone.event_key IS NOT NULL AND k.source_id = gone.source_id AND k.event_key = gone.event_key
-                 RETURNING 1)
-        SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM dropped_keys) $q$, p_name)
-        INTO events, keys;
+    IF tributary.log_is_distributed() THEN
+        -- Citus: each shard's keys deleted on its worker (a join of co-located shards); the
+        -- one-statement form below would bring every row through the coordinator.
+        EXECUTE format('SELECT count(*) FROM tributary.%I e', p_name) INTO events;
+        EXECUTE format('DELETE FROM tributary.event_keys k USING tributary.%I e'
+                       ' WHERE e.event_key IS NOT NULL AND k.source_id = e.source_id AND k.event_key = e.event_key',
+                       p_name);
+        GET DIAGNOSTICS keys = ROW_COUNT;
+    ELSE
+        EXECUTE format($q$
+            WITH gone AS (SELECT e.source_id, e.event_key FROM tributary.%I e),
+                 dropped_keys AS (
+                     DELETE FROM tributary.event_keys k USING gone
+                      WHERE gone.event_key IS NOT NULL AND k.source_id = gone.source_id AND k.event_key = gone.event_key
+                     RETURNING 1)
+            SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM dropped_keys) $q$, p_name)
+            INTO events, keys;
+    END IF;
     v_asked := clock_timestamp();
     LOCK TABLE tributary.events IN ACCESS EXCLUSIVE MODE;
     v_locked := clock_timestamp();

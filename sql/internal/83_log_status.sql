@@ -15,13 +15,16 @@
 --                       included, the default partition not)
 --   bytes, key_bytes    on disk (indexes and TOAST included): the partitions
 --                       with the default one; the keys of text-keyed events
+--                       (on Citus: their shards on the workers)
 --   default_events      events in the default partition, counted up to
 --                       1000 (it should be 0: they went there because no
 --                       partition covered their transaction)
 --   oldest_event_at     loaded_at of the first event in read order (one
---                       probe of each partition's (tx_id, seq) index)
+--                       probe of each partition's (tx_id, seq) index; on
+--                       Citus the oldest of each shard's first)
 --   ahead_to_tx         the end of the last partition; ahead_xids the ids
---                       left before it, ahead_seconds how long they last at
+--                       left before it (on Citus: before the fastest
+--                       worker reaches it), ahead_seconds how long they last at
 --                       the measured rate (NULL before a rate is known)
 --   next_drop_*         the first partition retention drops: one that is
 --                       due or waits for the archive now (seconds 0), else
@@ -72,15 +75,27 @@ CREATE OR REPLACE FUNCTION tributary.log_status(
 LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    v_next xid8 := tributary.next_xid();
+    v_next xid8 := tributary.log_next_xid();
 BEGIN
     SELECT count(*)::int, max(p.to_tx) INTO partitions, ahead_to_tx FROM tributary.partitions p;
-    SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint INTO bytes
-      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-     WHERE i.inhparent = 'tributary.events'::regclass;
-    key_bytes := pg_total_relation_size('tributary.event_keys'::regclass);
+    IF tributary.log_is_distributed() THEN
+        -- Citus: the shards on the workers (the coordinator's tables are empty shells), and the
+        -- oldest of each shard's first event in its worker's read order.
+        SELECT coalesce(sum(citus_total_relation_size(i.inhrelid)), 0)::bigint INTO bytes
+          FROM pg_inherits i WHERE i.inhparent = 'tributary.events'::regclass;
+        key_bytes := citus_total_relation_size('tributary.event_keys'::regclass);
+        SELECT min(r.result::timestamptz) INTO oldest_event_at
+          FROM run_command_on_shards('tributary.events',
+                                     'SELECT e.loaded_at FROM %s e ORDER BY e.tx_id, e.seq LIMIT 1') r
+         WHERE r.success AND r.result <> '';
+    ELSE
+        SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint INTO bytes
+          FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = 'tributary.events'::regclass;
+        key_bytes := pg_total_relation_size('tributary.event_keys'::regclass);
+        oldest_event_at := (SELECT e.loaded_at FROM tributary.events e ORDER BY e.tx_id, e.seq LIMIT 1);
+    END IF;
     default_events := (SELECT count(*) FROM (SELECT 1 FROM tributary.events_default LIMIT 1000) d);
-    oldest_event_at := (SELECT e.loaded_at FROM tributary.events e ORDER BY e.tx_id, e.seq LIMIT 1);
     oldest_event_age_seconds := extract(epoch FROM clock_timestamp() - oldest_event_at);
 
     ahead_xids := greatest(tributary.xid_minus(ahead_to_tx, v_next), 0);
@@ -119,7 +134,8 @@ BEGIN
      WHERE (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
        AND a.xact_start IS NOT NULL AND a.pid <> pg_backend_pid()
      ORDER BY a.xact_start LIMIT 1;
-    SELECT greatest(tributary.xid_minus(v_next, pg_snapshot_xmin(pg_current_snapshot())),
+    -- This node's own counter (on Citus the coordinator's: the workers' are not looked at here).
+    SELECT greatest(tributary.xid_minus(tributary.next_xid(), pg_snapshot_xmin(pg_current_snapshot())),
                     (SELECT max(greatest(age(a.backend_xid), age(a.backend_xmin))) FROM pg_stat_activity a
                       WHERE a.pid <> pg_backend_pid()),
                     (SELECT max(age(x.transaction)) FROM pg_prepared_xacts x),
@@ -136,7 +152,8 @@ END $$;
 
 -- One row per partition, oldest first, the default partition last: what
 -- retention makes of it (partition_retention) with the catalogue's times,
--- and its size now (the catalogue keeps it only once sealed).
+-- and its size now (the catalogue keeps it only once sealed; on Citus,
+-- its shards' on the workers: partition_bytes).
 CREATE OR REPLACE FUNCTION tributary.log_partitions()
 RETURNS TABLE (name text, from_tx xid8, to_tx xid8, state text, bytes bigint, created_at timestamptz,
                started_at timestamptz, ended_at timestamptz, sealed_at timestamptz, due_at timestamptz,
@@ -145,10 +162,10 @@ RETURNS TABLE (name text, from_tx xid8, to_tx xid8, state text, bytes bigint, cr
 LANGUAGE sql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 SELECT r.name, r.from_tx, r.to_tx, r.state,
-       coalesce(r.bytes, pg_total_relation_size(format('tributary.%I', r.name)::regclass)),
+       coalesce(r.bytes, tributary.partition_bytes(r.name)),
        p.created_at, p.started_at, r.ended_at, r.sealed_at, r.due_at, r.held_by, r.archive, r.archived_at,
        r.archive_failures, r.archive_error
   FROM tributary.partition_retention() r JOIN tributary.partitions p ON p.name = r.name
 UNION ALL
-SELECT 'events_default', NULL, NULL, 'default', coalesce(pg_total_relation_size(to_regclass('tributary.events_default')), 0),
+SELECT 'events_default', NULL, NULL, 'default', coalesce(tributary.partition_bytes('events_default'), 0),
        NULL, NULL, NULL, NULL, NULL, '{}', false, NULL, 0, NULL $$;
