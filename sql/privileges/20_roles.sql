@@ -281,7 +281,8 @@ BEGIN
                                              'tributary_consumer']) r
                    WHERE to_regrole(r) IS NOT NULL LOOP
         EXECUTE format('GRANT EXECUTE ON FUNCTION tributary.herald_acquire(text, interval), '
-                       'tributary.herald_release(text, bigint), tributary.herald_announce(text, bigint, xid8) TO %I',
+                       'tributary.herald_release(text, bigint), tributary.herald_announce(text, bigint, xid8), '
+                       'tributary.herald_announce_nodes(text, bigint, xid8[]) TO %I',
                        v_role);
     END LOOP;
 END $$;

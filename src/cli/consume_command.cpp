@@ -16,6 +16,7 @@
 #include "postgres/control_channel.h"
 #include "postgres/hint_channel.h"
 #include "postgres/login_privileges.h"
+#include "postgres/migrator.h"
 #include "postgres/postgres_group_admin.h"
 #include "postgres/postgres_group_log.h"
 #include "postgres/postgres_session.h"
@@ -74,8 +75,10 @@ postgres::SessionKeeping sessions_for(const std::string& db, bool poll_only) {
 /// The group's settings; while the database cannot be reached (a supervisor
 /// started us before PostgreSQL), waits and retries rather than exiting.
 /// Nothing when stopped meanwhile; GroupNotFound for an unknown group,
-/// PermissionDenied for a role without tributary_consumer's privileges.
-std::optional<FoundGroup> find_group(const std::string& db, const std::string& group, bool poll_only,
+/// PermissionDenied for a role without tributary_consumer's privileges; with
+/// `herald` (it competes for the herald's lease), an error telling to run
+/// `tributary migrate` when the herald's functions are missing.
+std::optional<FoundGroup> find_group(const std::string& db, const std::string& group, bool poll_only, bool herald,
                                      StopSignal& stop) {
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
@@ -83,6 +86,7 @@ std::optional<FoundGroup> find_group(const std::string& db, const std::string& g
             const auto keeping = sessions_for(db, poll_only);
             // Refused once, here, rather than at every read.
             postgres::require_privileges_of(db, "tributary_consumer");
+            if (herald) postgres::Migrator(db).require_herald_functions();
             postgres::PostgresSession session(db, keeping);
             postgres::PostgresGroupAdmin admin(session);
             auto status = admin.status(group);
@@ -109,7 +113,8 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
     const auto db = global.database_url();
     StopSignal stop;
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
-    const auto group = find_group(db, options.group, options.poll_only, stop);
+    const auto group =
+        find_group(db, options.group, options.poll_only, !options.poll_only && !options.herald.off, stop);
     if (!group) return exit_ok;
 
     ConsumerOptions consumer_options;

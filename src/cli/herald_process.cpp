@@ -17,7 +17,7 @@ namespace tributary::cli {
 maintenance::ElectionTimings HeraldFlags::timings() const {
     maintenance::ElectionTimings timings;
     timings.lease = parse_duration(lease);
-    timings.interval = parse_duration(interval);
+    timings.interval = interval.empty() ? kInterval : parse_duration(interval);
     // Renewed every third of the lease: below a second, one slow round trip would cost it.
     if (timings.lease < std::chrono::seconds(1))
         throw UsageError("--herald-lease '" + lease + "': the herald's lease must be at least 1s, e.g. 2s");
@@ -31,8 +31,8 @@ maintenance::ElectionTimings HeraldFlags::timings() const {
 void add_herald_flags(CLI::App& cmd, HeraldFlags& flags) {
     cmd.add_option("--herald-interval", flags.interval,
                    "how often the herald, while this process holds its lease, looks whether events became "
-                   "readable and wakes the consumers (one NOTIFY tributary_events at most per interval)")
-        ->capture_default_str()
+                   "readable and wakes the consumers (one NOTIFY tributary_events at most per interval); "
+                   "default 10ms, 50ms where the log is distributed over Citus")
         ->check(duration_value());
     cmd.add_option("--herald-lease", flags.lease,
                    "how long the herald's lease lasts unrenewed (renewed every third of it): how long "
@@ -44,15 +44,27 @@ void add_herald_flags(CLI::App& cmd, HeraldFlags& flags) {
 
 namespace {
 
+/// The herald's timings: the flags', with the default interval of the log's kind when
+/// --herald-interval was not given.
+maintenance::ElectionTimings beat_for(const HeraldFlags& flags, postgres::PostgresLogAnnouncer& announcer) {
+    auto timings = flags.timings();
+    if (flags.interval.empty() && announcer.log_is_distributed()) {
+        timings.interval = HeraldFlags::kCitusInterval;
+        spdlog::info("herald: the log is distributed over Citus: a beat every {} ms (--herald-interval)",
+                     timings.interval.count());
+    }
+    return timings;
+}
+
 /// A herald wired to PostgreSQL: its own session, the herald's lease, one step.
 class HeraldProcess {
 public:
-    HeraldProcess(const std::string& db, const maintenance::ElectionTimings& timings, const std::string& holder)
+    HeraldProcess(const std::string& db, const HeraldFlags& flags, const std::string& holder)
         : session_(db),
           store_(session_, postgres::Lease::herald),
           announcer_(session_),
           step_(announcer_),
-          role_("herald", store_, {&step_}, holder, timings) {}
+          role_("herald", store_, {&step_}, holder, beat_for(flags, announcer_)) {}
 
     maintenance::ElectedRole& role() { return role_; }
 
@@ -64,13 +76,13 @@ private:
     maintenance::ElectedRole role_;
 };
 
-void take_part_in_heralding(const std::string& db, const maintenance::ElectionTimings& timings,
-                            const StopSignal& stop) {
+void take_part_in_heralding(const std::string& db, const HeraldFlags& flags, const StopSignal& stop) {
+    const auto timings = flags.timings();
     const auto holder = maintenance::unique_holder_name();  // one name for every attempt
     compete_until_stopped(
         "herald", timings.lease, stop,
         [&] {
-            HeraldProcess process(db, timings, holder);
+            HeraldProcess process(db, flags, holder);
             process.role().run(stop);
         },
         [](const std::exception& e) {
@@ -86,9 +98,9 @@ void take_part_in_heralding(const std::string& db, const maintenance::ElectionTi
 
 HeraldThread::HeraldThread(const std::string& db, const HeraldFlags& flags, StopSignal& stop) {
     if (flags.off) return;
-    const auto timings = flags.timings();
+    flags.timings();  // bad flags: a usage error here, not in the thread
     stop.on_stop([own = stop_] { own->request_stop(); });
-    thread_.emplace([db, timings, own = stop_] { take_part_in_heralding(db, timings, *own); });
+    thread_.emplace([db, flags, own = stop_] { take_part_in_heralding(db, flags, *own); });
 }
 
 HeraldThread::~HeraldThread() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,9 +15,14 @@ namespace tributary::cli {
 
 /// The herald's flags, as `run`, `receive`, `maintain` and `consume` take them.
 struct HeraldFlags {
-    std::string interval = "10ms";
+    /// --herald-interval; empty: the default, kInterval, or kCitusInterval where the log is
+    /// distributed over Citus (a beat there asks every worker: docs/citus.md, wake-ups).
+    std::string interval;
     std::string lease = "2s";
     bool off = false;  ///< --no-herald
+
+    static constexpr std::chrono::milliseconds kInterval{10};
+    static constexpr std::chrono::milliseconds kCitusInterval{50};
 
     /// Parsed; throws UsageError (not a duration, a lease under 1 s, an interval of 0 or over a
     /// third of the lease).

@@ -50,7 +50,8 @@ int maintain(const GlobalOptions& global, const MaintainOptions& options) {
     StopSignal stop;
     SignalWatcher signals(stop);
     if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions,
-                         {"maintain", "prepared statements and session settings"}, "tributary_maintainer", stop))
+                         {"maintain", "prepared statements and session settings"}, "tributary_maintainer", stop,
+                         std::chrono::milliseconds::zero(), !options.once && !options.herald.off))
         return exit_ok;
     MaintainerProcess process(db, options.maintainer, maintenance::unique_holder_name());
     auto& maintainer = process.maintainer();

@@ -70,7 +70,8 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     SignalWatcher signals(stop);  // before any thread starts: they inherit its mask
     // The schema must be current: receiver_store is what it calls.
     if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_definitions,
-                         {"receive", "prepared statements and session settings"}, "tributary_receiver", stop))
+                         {"receive", "prepared statements and session settings"}, "tributary_receiver", stop,
+                         std::chrono::milliseconds::zero(), !options.herald.off))
         return exit_ok;
 
     // The catalogue and the store each on a session of their own: a

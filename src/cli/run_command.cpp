@@ -200,7 +200,7 @@ int run(const GlobalOptions& global, RunOptions& options) {
     RunLimits limits(max_runtime, options.max_runtime, options.max_rss_mb, postgres::shown_database(db), stop);
     if (!wait_for_schema(db, postgres::Migrator::Needs::tables_and_loader_functions,
                          {"run", "advisory locks, LISTEN and prepared statements"}, "tributary_loader", stop,
-                         max_runtime))
+                         max_runtime, !options.herald.off))
         return exit_ok;  // stopped while waiting
     if (options.until_idle) {
         // A catch-up run asks every source; an empty answer from before

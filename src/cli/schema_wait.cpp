@@ -10,7 +10,8 @@
 namespace tributary::cli {
 
 bool wait_for_schema(const std::string& db, postgres::Migrator::Needs needs, const OwnSessions& sessions,
-                     const std::string& group_role, const StopSignal& stop, std::chrono::milliseconds max_runtime) {
+                     const std::string& group_role, const StopSignal& stop, std::chrono::milliseconds max_runtime,
+                     bool herald) {
     const auto deadline = std::chrono::steady_clock::now() + max_runtime;
     std::chrono::milliseconds pause{500};
     for (bool said = false;; said = true) {
@@ -19,6 +20,7 @@ bool wait_for_schema(const std::string& db, postgres::Migrator::Needs needs, con
             // The role next: a role without it cannot even read which migrations are applied.
             postgres::require_privileges_of(db, group_role);
             postgres::Migrator(db).require_current(needs);
+            if (herald) postgres::Migrator(db).require_herald_functions();
             if (said) spdlog::info("database reachable again; starting");
             return true;
         } catch (const DatabaseUnavailable& e) {

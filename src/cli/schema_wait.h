@@ -22,9 +22,10 @@ namespace tributary::cli {
 /// pooler's shared ones (SharedSessionsRefused); then, that the login role
 /// holds every privilege of `group_role` (e.g. "tributary_loader"):
 /// PermissionDenied if not, so that the command refuses once at start rather
-/// than failing at every pass.
+/// than failing at every pass. With `herald` (a command that competes for the
+/// herald's lease), also that the herald's functions are there.
 bool wait_for_schema(const std::string& db, postgres::Migrator::Needs needs, const OwnSessions& sessions,
                      const std::string& group_role, const StopSignal& stop,
-                     std::chrono::milliseconds max_runtime = std::chrono::milliseconds::zero());
+                     std::chrono::milliseconds max_runtime = std::chrono::milliseconds::zero(), bool herald = false);
 
 }  // namespace tributary::cli

@@ -6,7 +6,7 @@ void AnnounceStep::run(const MaintainerLease& lease) {
     // A new tenure starts from nothing known: between the last holder's last beat and this one,
     // events may have become readable that nobody announced.
     if (!lease_ || lease_->holder != lease.holder || lease_->token != lease.token) {
-        since_.reset();
+        since_.clear();
         stride_ = 1;
         skip_ = 0;
         quiet_beats_ = 0;
@@ -19,7 +19,7 @@ void AnnounceStep::run(const MaintainerLease& lease) {
     }
     try {
         const auto beat = announcer_.announce(lease, since_);
-        since_ = beat.watermark;
+        since_ = beat.watermarks;
         if (beat.announced) {
             announced_.fetch_add(1, std::memory_order_relaxed);
             stride_ = 1;
@@ -30,7 +30,7 @@ void AnnounceStep::run(const MaintainerLease& lease) {
         }
         skip_ = stride_ - 1;
     } catch (...) {
-        since_.reset();
+        since_.clear();
         stride_ = 1;
         skip_ = 0;
         throw;

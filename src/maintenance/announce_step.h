@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "log_announcer.h"
 #include "maintenance_step.h"
@@ -10,8 +11,9 @@
 namespace tributary::maintenance {
 
 /// The herald's one step, every beat (ElectedRole, role "herald"): announces the log's head
-/// when it moved. It remembers the watermark it saw last, and forgets it on any failure, so
-/// that the next beat announces anyway: a herald that was away may have missed a commit.
+/// when it moved. It remembers the watermarks it saw last (one per node of the log), and
+/// forgets them on any failure, so that the next beat announces anyway: a herald that was away
+/// may have missed a commit.
 ///
 /// While the log is quiet it asks less often: after kQuietBeats beats without news, every
 /// second beat; after as many more, every kMaxStride-th (40 ms at the default 10 ms); the first
@@ -33,7 +35,7 @@ public:
 
 private:
     LogAnnouncer& announcer_;
-    std::optional<std::uint64_t> since_;
+    std::vector<std::uint64_t> since_;      ///< empty: unknown
     std::optional<MaintainerLease> lease_;  ///< the lease since_ was seen under
     std::atomic<std::uint64_t> announced_{0};
     int stride_ = 1;       ///< announce on every stride_-th beat

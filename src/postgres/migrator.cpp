@@ -260,6 +260,19 @@ void Migrator::require_current(Needs needs) {
     }
 }
 
+void Migrator::require_herald_functions() {
+    try {
+        auto connection = connect(conninfo_);
+        pqxx::nontransaction tx(*connection);
+        const auto missing = tx.exec(sql::missing_herald_functions);
+        if (!missing.empty())
+            throw std::runtime_error("the database lacks the herald's function " + missing[0][0].as<std::string>() +
+                                     ": run `tributary migrate` first (or start this command with --no-herald)");
+    } catch (const pqxx::broken_connection& e) {
+        throw DatabaseUnavailable(std::string("connection to PostgreSQL lost: ") + e.what());
+    }
+}
+
 void Migrator::check_current(Needs needs) {
     auto connection = connect(conninfo_);
     pqxx::nontransaction tx(*connection);

@@ -57,6 +57,13 @@ public:
     /// applied migration's recorded checksum differs from this binary's.
     void require_current(Needs needs = Needs::tables_and_definitions);
 
+    /// Throws, telling the user to run `tributary migrate` (or to take no
+    /// part in the herald's election), unless the database has the herald's
+    /// functions with the signatures this binary calls: `run` and `consume`
+    /// check their definitions no further, and an older `migrate` made none
+    /// of the newer ones (sql/internal/87_herald.sql).
+    void require_herald_functions();
+
 private:
     void check_current(Needs needs);
 

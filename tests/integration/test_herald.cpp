@@ -183,34 +183,36 @@ TEST_CASE(
         const MaintainerLease held{"h", *token};
         auto& log = w->announcer();
 
-        const auto first = log.announce(held, std::nullopt);
+        const auto first = log.announce(held, {});
         CHECK(first.announced);  // a new tenure: announces whatever the last holder may have missed
-        const auto quiet = log.announce(held, first.watermark);
+        const auto quiet = log.announce(held, first.watermarks);
         CHECK_FALSE(quiet.announced);
-        CHECK(quiet.watermark >= first.watermark);
+        REQUIRE(first.watermarks.size() == 1);  // one node
+        REQUIRE(quiet.watermarks.size() == 1);
+        CHECK(quiet.watermarks[0] >= first.watermarks[0]);
         CHECK(w->notifications(1) == 1);
 
         const auto slow = w->begin();
         const auto fast = w->begin();
         w->commit(fast, 2);  // committed, behind `slow`'s watermark: not readable yet
-        const auto held_back = log.announce(held, quiet.watermark);
+        const auto held_back = log.announce(held, quiet.watermarks);
         CHECK_FALSE(held_back.announced);
         CHECK(w->notifications(1) == 1);
         w->commit(slow, 0);
-        const auto readable = log.announce(held, held_back.watermark);
+        const auto readable = log.announce(held, held_back.watermarks);
         CHECK(readable.announced);
-        CHECK(readable.watermark > held_back.watermark);
+        CHECK(readable.watermarks.at(0) > held_back.watermarks.at(0));
         CHECK(w->notifications(2) == 2);
 
         const auto empty = w->begin();
         w->commit(empty, 0);  // a transaction that stored nothing
-        CHECK_FALSE(log.announce(held, readable.watermark).announced);
+        CHECK_FALSE(log.announce(held, readable.watermarks).announced);
 
         w->lapse();
         const auto after = w->begin();
         w->commit(after, 1);
-        CHECK_THROWS_AS(log.announce(held, readable.watermark), maintenance::LeaseLost);
-        CHECK_THROWS_AS(log.announce({"other", *token}, std::nullopt), maintenance::LeaseLost);
+        CHECK_THROWS_AS(log.announce(held, readable.watermarks), maintenance::LeaseLost);
+        CHECK_THROWS_AS(log.announce({"other", *token}, {}), maintenance::LeaseLost);
         CHECK(w->notifications(2) == 2);
         const auto again = w->lease().acquire("h", 30s);
         REQUIRE(again);

@@ -2,29 +2,40 @@
 
 namespace tributary::fakes {
 
+FakeLogAnnouncer::FakeLogAnnouncer(const FakeLeaseStore& lease, int nodes)
+    : lease_(lease), nodes_(static_cast<std::size_t>(nodes)) {}
+
+bool FakeLogAnnouncer::Node::readable_since(std::uint64_t since) const {
+    const auto now = watermark();
+    for (auto it = events.lower_bound(since); it != events.end() && it->first < now; ++it)
+        if (it->second > 0) return true;
+    return false;
+}
+
 maintenance::Announcement FakeLogAnnouncer::announce(const maintenance::MaintainerLease& lease,
-                                                     std::optional<std::uint64_t> since) {
+                                                     const std::vector<std::uint64_t>& since) {
     ++calls;
     lease_.fence(lease);  // throws LeaseLost, as the function answers NULL
-    const auto now = watermark();
-    bool announced = !since;
-    if (since && now > *since)
-        for (auto it = events_.lower_bound(*since); it != events_.end() && it->first < now; ++it)
-            announced = announced || it->second > 0;
-    if (announced) ++notifications;
-    return {now, announced};
+    const bool known = since.size() == nodes_.size();
+    maintenance::Announcement beat{{}, !known};
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        beat.watermarks.push_back(nodes_[i].watermark());
+        if (known && nodes_[i].readable_since(since[i])) beat.announced = true;
+    }
+    if (beat.announced) ++notifications;
+    return beat;
 }
 
-std::uint64_t FakeLogAnnouncer::begin() {
-    open_.insert(next_tx_);
-    return next_tx_++;
+std::uint64_t FakeLogAnnouncer::begin(int node) {
+    auto& n = nodes_.at(static_cast<std::size_t>(node));
+    n.open.insert(n.next_tx);
+    return n.next_tx++;
 }
 
-void FakeLogAnnouncer::commit(std::uint64_t tx, int events) {
-    open_.erase(tx);
-    events_[tx] = events;
+void FakeLogAnnouncer::commit(std::uint64_t tx, int events, int node) {
+    auto& n = nodes_.at(static_cast<std::size_t>(node));
+    n.open.erase(tx);
+    n.events[tx] = events;
 }
-
-std::uint64_t FakeLogAnnouncer::watermark() const { return open_.empty() ? next_tx_ : *open_.begin(); }
 
 }  // namespace tributary::fakes

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
+#include <vector>
 
 #include "core/errors.h"
 #include "maintenance/announce_step.h"
@@ -27,7 +28,7 @@ class FlakyAnnouncer : public maintenance::LogAnnouncer {
 public:
     explicit FlakyAnnouncer(maintenance::LogAnnouncer& real) : real_(real) {}
     maintenance::Announcement announce(const maintenance::MaintainerLease& lease,
-                                       std::optional<std::uint64_t> since) override {
+                                       const std::vector<std::uint64_t>& since) override {
         if (down) throw DatabaseUnavailable("connection refused");
         return real_.announce(lease, since);
     }
@@ -148,4 +149,47 @@ TEST_CASE("herald: a quiet log is asked every fourth beat at most, and news brin
     CHECK(log.notifications == notified + 1);
     CHECK(waited <= AnnounceStep::kMaxStride);
     CHECK(beats(10) == 10);
+}
+
+TEST_CASE("herald: on several nodes (Citus' workers), it announces what became readable on any, and nothing held back",
+          "[herald]") {
+    fakes::FakeClock clock;
+    fakes::FakeLeaseStore store(clock);
+    fakes::FakeLogAnnouncer log(store, 2);
+    maintenance::AnnounceStep step(log);
+    ElectedRole herald("herald", store, {&step}, "h", kTimings);
+    REQUIRE(herald.hold());
+    herald.pass();
+    CHECK(log.notifications == 1);
+    for (int node : {0, 1}) {
+        log.commit(log.begin(node), 1, node);
+        herald.pass();
+        CHECK(log.notifications == 2 + node);
+    }
+    // Each node's numbers are its own: node 1 far ahead of node 0 hides nothing of node 0.
+    for (int i = 0; i < 50; ++i) log.commit(log.begin(1), 0, 1);
+    herald.pass();
+    CHECK(log.notifications == 3);
+    const auto slow = log.begin(0);
+    log.commit(log.begin(0), 1, 0);  // behind node 0's open transaction: not readable yet
+    log.commit(log.begin(1), 0, 1);
+    herald.pass();
+    CHECK(log.notifications == 3);
+    log.commit(slow, 0, 0);
+    herald.pass();
+    CHECK(log.notifications == 4);
+}
+
+TEST_CASE("log announcer (fake): positions of another count of nodes are unknown, and announce", "[herald]") {
+    fakes::FakeClock clock;
+    fakes::FakeLeaseStore store(clock);
+    fakes::FakeLogAnnouncer log(store, 2);
+    const auto token = store.acquire("h", std::chrono::seconds(30));
+    REQUIRE(token);
+    const maintenance::MaintainerLease held{"h", *token};
+    const auto first = log.announce(held, {});
+    CHECK(first.announced);
+    CHECK(first.watermarks.size() == 2);
+    CHECK_FALSE(log.announce(held, first.watermarks).announced);
+    CHECK(log.announce(held, {first.watermarks[0]}).announced);  // a node added since
 }
