@@ -276,13 +276,14 @@ BEGIN
     END IF;
 
     -- The herald (sql/internal/87_herald.sql): `run`, `receive`, `maintain` and `consume` each
-    -- compete for its lease. Its functions reveal only whether some event became readable.
+    -- compete for its lease. Its functions reveal only whether some event became readable; and
+    -- whether the log is distributed, which sets the herald's default beat (docs/citus.md).
     FOR v_role IN SELECT r FROM unnest(ARRAY['tributary_loader', 'tributary_receiver', 'tributary_maintainer',
                                              'tributary_consumer']) r
                    WHERE to_regrole(r) IS NOT NULL LOOP
         EXECUTE format('GRANT EXECUTE ON FUNCTION tributary.herald_acquire(text, interval), '
                        'tributary.herald_release(text, bigint), tributary.herald_announce(text, bigint, xid8), '
-                       'tributary.herald_announce_nodes(text, bigint, xid8[]) TO %I',
+                       'tributary.herald_announce_nodes(text, bigint, xid8[]), tributary.log_is_distributed() TO %I',
                        v_role);
     END LOOP;
 END $$;
