@@ -23,6 +23,13 @@ std::set<long> int_array(const std::string& text) {
     return out;
 }
 
+/// The partition a shard's table belongs to: tributary.events_9658_102040 is
+/// a shard of tributary.events_9658 (Citus names a shard NAME_SHARDID).
+std::string partition_of_shard(const std::string& shard) {
+    const auto underscore = shard.rfind('_');
+    return underscore == std::string::npos ? shard : shard.substr(0, underscore);
+}
+
 }  // namespace
 
 void cut_log_small(const Cluster& cluster, const LogShape& shape) {
@@ -47,7 +54,7 @@ void cut_log_small(const Cluster& cluster, const LogShape& shape) {
         ")");
 }
 
-PartitionCheck check_partitions(const std::string& db_url, long min_partitions) {
+PartitionCheck check_partitions(const std::string& db_url, long min_partitions, bool citus) {
     PartitionCheck out;
     for (const char* klass :
          {"default_partition_events", "partition_catalogue", "partition_sealed_early", "few_partitions"})
@@ -59,7 +66,8 @@ PartitionCheck check_partitions(const std::string& db_url, long min_partitions) 
     std::map<std::string, std::map<long, long>> events;  // partition -> source_id -> events
     for (const auto& row : tx.exec("SELECT tableoid::regclass::text, source_id, count(*) FROM tributary.events"
                                    " GROUP BY 1, 2"))
-        events[row[0].as<std::string>()][row[1].as<long>()] = row[2].as<long>();
+        events[citus ? partition_of_shard(row[0].as<std::string>()) : row[0].as<std::string>()][row[1].as<long>()] +=
+            row[2].as<long>();
     // The partitions PostgreSQL has attached, by bare name.
     std::set<std::string> attached;
     for (const auto& row : tx.exec("SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
@@ -108,10 +116,11 @@ PartitionCheck check_partitions(const std::string& db_url, long min_partitions) 
                       "the events are in " + std::to_string(out.partitions_with_events) + " partitions, fewer than " +
                           std::to_string(min_partitions) + ": the log hardly rolled over");
 
-    out.xids_used = tx.exec1(
-                          "SELECT tributary.xid_minus(tributary.next_xid(), to_tx)::bigint FROM tributary.partitions"
-                          " WHERE name = 'events_0'")[0]
-                        .as<long long>();
+    out.xids_used =
+        tx.exec1(
+              "SELECT tributary.xid_minus(tributary.log_next_xid(), to_tx)::bigint FROM tributary.partitions"
+              " WHERE name = 'events_0'")[0]
+            .as<long long>();
     tx.commit();
     out.figures.push_back("partitioned log: events in " + std::to_string(out.partitions_with_events) + " of " +
                           std::to_string(out.partitions) + " partitions (" + std::to_string(out.sealed) + " sealed), " +

@@ -48,6 +48,8 @@ struct PartitionCheck {
 /// partition's recorded sources covering the sources really in it (nothing
 /// arrived after it was sealed). `min_partitions`: fewer partitions holding
 /// events than this means the log did not roll over as the run meant it to.
-PartitionCheck check_partitions(const std::string& db_url, long min_partitions);
+/// On Citus (`citus`) a row's partition is named by its shard's table on the worker
+/// (PARTITION_SHARDID), and the ids used are the fastest worker's.
+PartitionCheck check_partitions(const std::string& db_url, long min_partitions, bool citus);
 
 }  // namespace tributary::crash
