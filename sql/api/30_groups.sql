@@ -51,6 +51,13 @@ BEGIN
     -- On Citus every group has one lane per shard of the log, each read on
     -- its shard's worker, from its own position there (docs/citus.md).
     IF tributary.lanes_by_shard() THEN
+        -- A group of one lane reads by the group's own cursor, which on Citus
+        -- would be the coordinator's ids.
+        IF tributary.shard_lanes() < 2 THEN
+            RAISE EXCEPTION 'the log is distributed over one shard: a group needs two lanes or more on Citus'
+                USING ERRCODE = '22023',
+                HINT = 'Distribute the log over more shards (citus.shard_count, read when migrate distributes it).';
+        END IF;
         IF v_lanes NOT IN (1, tributary.shard_lanes()) THEN
             RAISE EXCEPTION 'invalid lanes %: on Citus a group has one lane per shard of the log (%)', p_lanes,
                             tributary.shard_lanes() USING ERRCODE = '22023',

@@ -127,6 +127,9 @@ SELECT coalesce(array_agg(i ORDER BY i), '{}')
 CREATE OR REPLACE FUNCTION tributary.position_time(p_from text) RETURNS timestamptz
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
+    IF p_from IS NULL THEN
+        RAISE data_exception;
+    END IF;
     RETURN p_from::timestamptz;
 EXCEPTION WHEN data_exception THEN
     RAISE EXCEPTION 'invalid position ''%''', p_from USING ERRCODE = '22023',

@@ -143,8 +143,9 @@ END $$;
 -- events are all in one shard. So, for each source in p that the group
 -- matches (p_bits; NULL: every source): its events in p after the cursor of
 -- its lane, counted on its worker (a statement with the source's id written
--- in, which Citus sends there whole). A lane with no row yet counts from
--- p_cursor_tx/p_cursor_seq (the group's lowest cursor: never too little).
+-- in, which Citus sends there whole). A lane with no row yet counts from the
+-- beginning (p_cursor_tx/p_cursor_seq, the group's cursors, are other nodes'
+-- ids there, and not used).
 -- Called by: retention_holders, retention_drop.
 CREATE OR REPLACE FUNCTION tributary.unread_in_partition_by_lane(p_group_id int, p_cursor_tx xid8, p_cursor_seq bigint,
                                                                  p tributary.partitions, p_bits bit varying,
@@ -163,8 +164,10 @@ BEGIN
         SELECT l.cursor_tx, l.cursor_seq INTO v_cursor_tx, v_cursor_seq
           FROM tributary.group_lanes l WHERE l.group_id = p_group_id AND l.lane = tributary.shard_lane(v_source);
         IF NOT FOUND THEN
-            v_cursor_tx := p_cursor_tx;
-            v_cursor_seq := p_cursor_seq;
+            -- No row for its lane: from the beginning (a group's own cursor and
+            -- the lowest of its lanes' are ids of other nodes, which could be too high).
+            v_cursor_tx := '0';
+            v_cursor_seq := 0;
         END IF;
         IF v_cursor_tx >= p.to_tx THEN
             CONTINUE;

@@ -462,9 +462,8 @@ BEGIN
         EXECUTE 'SELECT coalesce(least(count(*), $8), count(*)), coalesce(count(*) > $8, false), min(h.loaded_at)'
                 ' FROM (SELECT e.loaded_at' || tributary.lane_range_sql_by_shard(tributary.bit_ids(p_sources)) || ') h'
            INTO events, capped, oldest
-          USING p_lane, g.cursor_tx, g.cursor_seq, coalesce(v_end, '18446744073709551615'::xid8), p_sources,
+          USING p_lane, g.cursor_tx, g.cursor_seq, '18446744073709551615'::xid8, p_sources,
                 p_cap + 1, NULL::bigint, p_cap;
-        capped := capped OR coalesce(v_end < tributary.lane_watermark(p_lane), false);
         RETURN;
     END IF;
     EXECUTE 'SELECT coalesce(least(count(*), $8), count(*)), coalesce(count(*) > $8, false), min(h.loaded_at)'

@@ -10,8 +10,9 @@ namespace tributary::postgres {
 inline constexpr const char* kControlChannel = "tributary_control";
 
 /// Channel on which the herald says that events became readable (payload:
-/// the watermark, below which every event is readable:
-/// sql/internal/87_herald.sql); consumers, `tail` and the console listen.
+/// the watermark, below which every event is readable; on Citus the array of
+/// the workers' watermarks: sql/internal/87_herald.sql); consumers, `tail`
+/// and the console listen.
 inline constexpr const char* kEventsChannel = "tributary_events";
 
 /// Listeners on kEventsChannel wake at most once per this. The herald sends

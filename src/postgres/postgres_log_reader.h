@@ -17,8 +17,8 @@ class PostgresLogReader {
 public:
     explicit PostgresLogReader(PostgresSession& session);
 
-    /// Where `from` (beginning, end or a timestamp; on Citus beginning or
-    /// end) is in the log: per lane on Citus.
+    /// Where `from` (beginning, end or a timestamp) is in the log: per lane
+    /// on Citus.
     ReadPosition position(const std::string& from);
     /// Up to `max` committed events after `position` of sources matching
     /// `pattern`, up to the watermark (on Citus each lane's): in (tx_id, seq)

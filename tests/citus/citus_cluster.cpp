@@ -45,4 +45,28 @@ std::string CitusCluster::scalar_on(const std::string& url, const std::string& s
     return value.is_null() ? "" : value.as<std::string>();
 }
 
+std::string CitusCluster::shard_of(int source) const {
+    return scalar(
+        "SELECT shard_name FROM citus_shards WHERE shardid = "
+        "get_shard_id_for_distribution_column('tributary.events', " +
+        std::to_string(source) + ") LIMIT 1");
+}
+
+std::string CitusCluster::node_of(int source) const {
+    const auto port = scalar(
+        "SELECT nodeport FROM citus_shards WHERE shardid = "
+        "get_shard_id_for_distribution_column('tributary.events', " +
+        std::to_string(source) + ") LIMIT 1");
+    return node_url("worker1").find(":" + port + "/") != std::string::npos ? "worker1" : "worker2";
+}
+
+PreparedGuard::~PreparedGuard() {
+    try {
+        if (CitusCluster::scalar_on(worker_url, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = '" + gid + "'") !=
+            "0")
+            CitusCluster::exec_on(worker_url, "ROLLBACK PREPARED '" + gid + "'");
+    } catch (...) {
+    }
+}
+
 }  // namespace tributary::testing

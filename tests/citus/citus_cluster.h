@@ -27,10 +27,23 @@ public:
     std::string scalar(const std::string& sql) const { return scalar_on(url_, sql); }
     static std::string scalar_on(const std::string& url, const std::string& sql);
 
+    /// The table on its worker of the events shard that holds source `source`.
+    std::string shard_of(int source) const;
+    /// The worker ("worker1" or "worker2") that holds source `source`'s shard.
+    std::string node_of(int source) const;
+
 private:
     std::string url_;
     std::string dir_;
     std::string citus_tmp_;
+};
+
+/// Rolls back a test's prepared transaction `gid` on the worker at `worker_url` if it is still
+/// there: a failed check must not leave it holding the shard's locks for the tests after.
+struct PreparedGuard {
+    std::string worker_url;
+    std::string gid;
+    ~PreparedGuard();
 };
 
 }  // namespace tributary::testing

@@ -139,14 +139,9 @@ TEST_CASE("every event takes the transaction id of the worker that holds it", "[
     cluster.exec(
         "BEGIN; SELECT tributary.publish('pub.orders', 'k1', '{\"n\": 1}'); "
         "SELECT tributary.publish('pub.orders', 'k2', '{\"n\": 2}'); COMMIT");
-    const auto id = cluster.scalar("SELECT id FROM tributary.sources WHERE name = 'pub.orders'");
-    const auto shard_of =
-        "FROM citus_shards WHERE shardid = get_shard_id_for_distribution_column("
-        "'tributary.events', " +
-        id + ") LIMIT 1";
-    const auto port = cluster.scalar("SELECT nodeport " + shard_of);
-    const auto shard = cluster.scalar("SELECT shard_name " + shard_of);
-    const auto node = cluster.node_url("worker1").find(":" + port + "/") != std::string::npos ? "worker1" : "worker2";
+    const int id = std::stoi(cluster.scalar("SELECT id FROM tributary.sources WHERE name = 'pub.orders'"));
+    const auto shard = cluster.shard_of(id);
+    const auto node = cluster.node_of(id);
     // On the worker, the rows' tx_id is the transaction that wrote them there (its xmin).
     CHECK(CitusCluster::scalar_on(
               cluster.node_url(node),

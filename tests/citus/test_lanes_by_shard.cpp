@@ -54,36 +54,6 @@ std::vector<nlohmann::json> drain(const CitusCluster& cluster, const std::string
     return events;
 }
 
-std::string shard_of(const CitusCluster& cluster, int source) {
-    return cluster.scalar(
-        "SELECT shard_name FROM citus_shards WHERE shardid = "
-        "get_shard_id_for_distribution_column('tributary.events', " +
-        std::to_string(source) + ") LIMIT 1");
-}
-
-std::string node_of(const CitusCluster& cluster, int source) {
-    const auto port = cluster.scalar(
-        "SELECT nodeport FROM citus_shards WHERE shardid = "
-        "get_shard_id_for_distribution_column('tributary.events', " +
-        std::to_string(source) + ") LIMIT 1");
-    return cluster.node_url("worker1").find(":" + port + "/") != std::string::npos ? "worker1" : "worker2";
-}
-
-/// Rolls back the test's prepared transaction on `worker` if it is still there (a failed check
-/// must not leave it holding the shard's locks for the tests after).
-struct PreparedGuard {
-    std::string worker;
-    ~PreparedGuard() {
-        try {
-            if (CitusCluster::scalar_on(worker,
-                                        "SELECT count(*) FROM pg_prepared_xacts WHERE gid = "
-                                        "'tributary_test_held'") != "0")
-                CitusCluster::exec_on(worker, "ROLLBACK PREPARED 'tributary_test_held'");
-        } catch (...) {
-        }
-    }
-};
-
 }  // namespace
 
 TEST_CASE("on Citus a group has a lane per shard, and reads every event once", "[citus]") {
@@ -140,10 +110,10 @@ TEST_CASE("a worker's prepared transaction holds its lane back until COMMIT PREP
 
     // Source 1's shard on its worker: a write prepared there, as Citus' two-phase commit leaves
     // it between PREPARE and COMMIT PREPARED (the coordinator's part may be over already).
-    const auto worker = cluster.node_url(node_of(cluster, 1));
-    const auto group_id = node_of(cluster, 1) == "worker1" ? "1" : "2";
-    const PreparedGuard guard{worker};
-    CitusCluster::exec_on(worker, "BEGIN; INSERT INTO " + shard_of(cluster, 1) +
+    const auto worker = cluster.node_url(cluster.node_of(1));
+    const auto group_id = cluster.node_of(1) == "worker1" ? "1" : "2";
+    const PreparedGuard guard{worker, "tributary_test_held"};
+    CitusCluster::exec_on(worker, "BEGIN; INSERT INTO " + cluster.shard_of(1) +
                                       " (seq, source_id, event_key, payload) VALUES ((" + group_id +
                                       "::bigint << 48) + 999999, 1, 'held', '{}'); PREPARE TRANSACTION "
                                       "'tributary_test_held'");
@@ -258,8 +228,8 @@ TEST_CASE("on Citus a group starts at a time, and is reset to one, lane by lane"
     publish("before-", 5);
     std::set<std::string> nodes;
     for (const auto& name : names)
-        nodes.insert(node_of(
-            cluster, std::stoi(cluster.scalar("SELECT id FROM tributary.sources WHERE name = '" + name + "'"))));
+        nodes.insert(
+            cluster.node_of(std::stoi(cluster.scalar("SELECT id FROM tributary.sources WHERE name = '" + name + "'"))));
     REQUIRE(nodes.size() == 2);
     const auto at = cluster.scalar("SELECT clock_timestamp()::text");
     usleep(20'000);  // loaded_at is a transaction's start: the next ones start after `at`

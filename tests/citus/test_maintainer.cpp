@@ -35,14 +35,6 @@ namespace {
 constexpr int kPublished = 8;
 constexpr int kPerSource = 5;
 
-std::string worker_of(const CitusCluster& cluster, int source) {
-    const auto port = cluster.scalar(
-        "SELECT nodeport FROM citus_shards WHERE shardid = "
-        "get_shard_id_for_distribution_column('tributary.events', " +
-        std::to_string(source) + ") LIMIT 1");
-    return cluster.node_url("worker1").find(":" + port + "/") != std::string::npos ? "worker1" : "worker2";
-}
-
 /// The next transaction id of a node.
 long long next_xid(const std::string& url) {
     return std::stoll(CitusCluster::scalar_on(url, "SELECT pg_snapshot_xmax(pg_current_snapshot())::text"));
@@ -65,7 +57,7 @@ void published_sources(const CitusCluster& cluster) {
     std::set<std::string> workers;
     for (int i = 0; i < kPublished; ++i) {
         run_tributary(cluster.url(), {"source", "add", "pub." + std::to_string(i), "--published"});
-        workers.insert(worker_of(cluster, i + 1));
+        workers.insert(cluster.node_of(i + 1));
     }
     REQUIRE(workers.size() == 2);
 }
@@ -148,8 +140,8 @@ TEST_CASE("on Citus the maintainer makes partitions ahead of the fastest worker:
           "[citus]") {
     const CitusCluster cluster;
     published_sources(cluster);
-    const auto fast = cluster.node_url(worker_of(cluster, 1));
-    const auto slow = cluster.node_url(worker_of(cluster, 1) == "worker1" ? "worker2" : "worker1");
+    const auto fast = cluster.node_url(cluster.node_of(1));
+    const auto slow = cluster.node_url(cluster.node_of(1) == "worker1" ? "worker2" : "worker1");
     // One worker far busier than the other, its counter past every partition `migrate` made
     // (by the coordinator's counter).
     const auto end = std::stoll(cluster.scalar("SELECT max(to_tx)::text FROM tributary.partitions"));

@@ -77,35 +77,6 @@ bool once_each_in_order(const std::vector<nlohmann::json>& events) {
     return true;
 }
 
-std::string shard_of(const CitusCluster& cluster, int source) {
-    return cluster.scalar(
-        "SELECT shard_name FROM citus_shards WHERE shardid = "
-        "get_shard_id_for_distribution_column('tributary.events', " +
-        std::to_string(source) + ") LIMIT 1");
-}
-
-std::string node_of(const CitusCluster& cluster, int source) {
-    const auto port = cluster.scalar(
-        "SELECT nodeport FROM citus_shards WHERE shardid = "
-        "get_shard_id_for_distribution_column('tributary.events', " +
-        std::to_string(source) + ") LIMIT 1");
-    return cluster.node_url("worker1").find(":" + port + "/") != std::string::npos ? "worker1" : "worker2";
-}
-
-/// Rolls back the test's prepared transaction if it is still there (see test_lanes_by_shard.cpp).
-struct PreparedGuard {
-    std::string worker;
-    ~PreparedGuard() {
-        try {
-            if (CitusCluster::scalar_on(worker,
-                                        "SELECT count(*) FROM pg_prepared_xacts WHERE gid = "
-                                        "'tributary_test_tail_held'") != "0")
-                CitusCluster::exec_on(worker, "ROLLBACK PREPARED 'tributary_test_tail_held'");
-        } catch (...) {
-        }
-    }
-};
-
 /// Waits until the child's stdout holds `lines` lines (or `longest` passed); returns them.
 std::vector<nlohmann::json> wait_for_lines(const ChildProcess& child, std::size_t lines,
                                            std::chrono::seconds longest = 30s) {
@@ -208,10 +179,10 @@ TEST_CASE("on Citus tail --follow prints what commits later, a worker's prepared
 
     // A write prepared on source 1's worker, as Citus' two-phase commit leaves it between PREPARE
     // and COMMIT PREPARED; later writes commit meanwhile, on both workers.
-    const auto worker = cluster.node_url(node_of(cluster, 1));
-    const auto group_id = node_of(cluster, 1) == "worker1" ? "1" : "2";
-    const PreparedGuard guard{worker};
-    CitusCluster::exec_on(worker, "BEGIN; INSERT INTO " + shard_of(cluster, 1) +
+    const auto worker = cluster.node_url(cluster.node_of(1));
+    const auto group_id = cluster.node_of(1) == "worker1" ? "1" : "2";
+    const PreparedGuard guard{worker, "tributary_test_tail_held"};
+    CitusCluster::exec_on(worker, "BEGIN; INSERT INTO " + cluster.shard_of(1) +
                                       " (seq, source_id, event_key, payload) VALUES ((" + group_id +
                                       "::bigint << 48) + 999999, 1, 'held', '{}'); PREPARE TRANSACTION "
                                       "'tributary_test_tail_held'");
@@ -220,7 +191,7 @@ TEST_CASE("on Citus tail --follow prints what commits later, a worker's prepared
     // prepared write: its worker's watermark stays below it.
     std::set<std::string> other_worker;
     for (int i = 2; i <= kSources; ++i)
-        if (node_of(cluster, i) != node_of(cluster, 1)) other_worker.insert("pub.s" + std::to_string(i));
+        if (cluster.node_of(i) != cluster.node_of(1)) other_worker.insert("pub.s" + std::to_string(i));
     REQUIRE(!other_worker.empty());
     const auto before = wait_for_lines(tail, kSources + other_worker.size(), 20s);
     std::this_thread::sleep_for(6s);  // more than --follow's longest wait

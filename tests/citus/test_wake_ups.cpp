@@ -44,19 +44,10 @@ bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds timeo
     return true;
 }
 
-/// The worker ("worker1" or "worker2") that holds published source `pub.sN`'s shard.
-std::string node_of(const CitusCluster& cluster, int source) {
-    const auto port = cluster.scalar(
-        "SELECT nodeport FROM citus_shards WHERE shardid = "
-        "get_shard_id_for_distribution_column('tributary.events', " +
-        std::to_string(source) + ") LIMIT 1");
-    return cluster.node_url("worker1").find(":" + port + "/") != std::string::npos ? "worker1" : "worker2";
-}
-
 /// A source id on each worker: {worker1's, worker2's}.
 std::pair<int, int> one_source_per_worker(const CitusCluster& cluster) {
     int on1 = 0, on2 = 0;
-    for (int i = 1; i <= kSources; ++i) (node_of(cluster, i) == "worker1" ? on1 : on2) = i;
+    for (int i = 1; i <= kSources; ++i) (cluster.node_of(i) == "worker1" ? on1 : on2) = i;
     return {on1, on2};
 }
 
@@ -82,19 +73,6 @@ int heard(pqxx::connection& c, Listener& l, int at_least) {
     c.await_notification(0, 200000);
     return l.heard;
 }
-
-/// Rolls back the test's prepared transaction on `worker` if it is still there.
-struct PreparedGuard {
-    std::string worker;
-    ~PreparedGuard() {
-        try {
-            if (CitusCluster::scalar_on(
-                    worker, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'tributary_wake_held'") != "0")
-                CitusCluster::exec_on(worker, "ROLLBACK PREPARED 'tributary_wake_held'");
-        } catch (...) {
-        }
-    }
-};
 
 }  // namespace
 
@@ -131,7 +109,7 @@ TEST_CASE(
     // Committed on each worker: announced, whichever worker it was.
     int notified = 1;
     for (const int source : {on1, on2}) {
-        INFO("source " << source << " on " << node_of(cluster, source));
+        INFO("source " << source << " on " << cluster.node_of(source));
         publish(cluster, source, "k");
         const auto before = beat.watermarks;
         beat = announcer.announce(held, beat.watermarks);
@@ -148,7 +126,7 @@ TEST_CASE(
     // and COMMIT PREPARED), then a committed one behind it: neither is readable, nothing is
     // announced, however often the herald looks.
     const auto worker = cluster.node_url("worker1");
-    const PreparedGuard guard{worker};
+    const PreparedGuard guard{worker, "tributary_wake_held"};
     const auto shard = cluster.scalar(
         "SELECT shard_name FROM citus_shards WHERE shardid = "
         "get_shard_id_for_distribution_column('tributary.events', " +
@@ -216,7 +194,7 @@ TEST_CASE("on Citus consume with an hour's fallback is woken by the herald for e
     int expected = 0;
     for (int round = 0; round < 2; ++round)
         for (const int source : {on1, on2}) {
-            INFO("round " << round << ", source " << source << " on " << node_of(cluster, source));
+            INFO("round " << round << ", source " << source << " on " << cluster.node_of(source));
             publish(cluster, source, "r" + std::to_string(round));
             ++expected;
             CHECK(wait_for([&] { return lines() == expected; }, 30s));

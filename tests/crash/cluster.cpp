@@ -154,6 +154,7 @@ int Cluster::cut_after_prepare(const std::string& worker, std::chrono::milliseco
             mark_disturbed(std::chrono::seconds(10));
             return n;
         }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the machine is shared with what it tests
     }
     return 0;
 }
