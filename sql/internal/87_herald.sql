@@ -46,6 +46,16 @@ BEGIN
     PERFORM tributary.lease_give_up('tributary.herald_lease', p_holder, p_token);
 END $$;
 
+-- Whether p_holder holds the herald's lease with p_token, unexpired: a
+-- herald that lost it announces nothing.
+-- Called by: herald_announce, herald_announce_nodes.
+CREATE OR REPLACE FUNCTION tributary.herald_holds(p_holder text, p_token bigint) RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    RETURN EXISTS (SELECT FROM tributary.herald_lease l
+                    WHERE l.holder = p_holder AND l.token = p_token AND l.expires_at > clock_timestamp());
+END $$;
+
 -- One beat of the herald holding the lease with p_token (of a binary before
 -- herald_announce_nodes; that one calls this on one PostgreSQL): returns the
 -- watermark now, and, when an event became readable since p_since (the
@@ -67,9 +77,7 @@ LANGUAGE plpgsql
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     announced := false;
-    PERFORM FROM tributary.herald_lease l
-      WHERE l.holder = p_holder AND l.token = p_token AND l.expires_at > clock_timestamp();
-    IF NOT FOUND THEN
+    IF NOT tributary.herald_holds(p_holder, p_token) THEN
         RETURN;
     END IF;
     watermark := pg_snapshot_xmin(pg_current_snapshot());
@@ -125,9 +133,7 @@ BEGIN
         RETURN;
     END IF;
     announced := false;
-    PERFORM FROM tributary.herald_lease l
-      WHERE l.holder = p_holder AND l.token = p_token AND l.expires_at > clock_timestamp();
-    IF NOT FOUND THEN
+    IF NOT tributary.herald_holds(p_holder, p_token) THEN
         RETURN;
     END IF;
     -- Each worker group with shards of the log, by its first lane's anchor.
