@@ -78,11 +78,21 @@ BEGIN
     RETURN (SELECT count(*) FROM tributary.citus_lanes);
 END $$;
 
+-- A statement whose first column is p_expr evaluated on the worker that
+-- holds source p_anchor's shard (Citus only): an equality on the
+-- distribution column makes Citus send it there whole, a bound no event
+-- meets makes it read no row, and the count makes its one row.
+-- Called by: lane_watermark, herald_announce_nodes.
+CREATE OR REPLACE FUNCTION tributary.on_anchor_worker_sql(p_expr text, p_anchor int) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+SELECT format('SELECT %s, count(*) FROM tributary.events e WHERE e.source_id = %s AND e.tx_id < ''1''::xid8',
+              p_expr, p_anchor) $$;
+
 -- The watermark of lane p_lane's worker (Citus only): the xmin of a
 -- snapshot taken there, in a statement Citus sends to the shard's worker
--- whole (by the lane's anchor, with a bound no event meets, so it reads no
--- row): every transaction of that worker below it has ended, so a read of
--- the lane that starts after this statement sees all of them. A two-phase
+-- whole (by the lane's anchor: on_anchor_worker_sql): every transaction of
+-- that worker below it has ended, so a read of the lane that starts after
+-- this statement sees all of them. A two-phase
 -- commit held between PREPARE and COMMIT PREPARED on that worker keeps it
 -- down, whatever the coordinator has done. Taken before the lane's read,
 -- never after: a watermark taken later could pass rows that read missed.
@@ -92,9 +102,8 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_watermark xid8;
 BEGIN
-    EXECUTE format('SELECT pg_snapshot_xmin(pg_current_snapshot()), count(*) FROM tributary.events e'
-                   ' WHERE e.source_id = %s AND e.tx_id < ''1''::xid8',
-                   (SELECT l.anchor FROM tributary.citus_lanes l WHERE l.lane = p_lane))
+    EXECUTE tributary.on_anchor_worker_sql('pg_snapshot_xmin(pg_current_snapshot())',
+                                           (SELECT l.anchor FROM tributary.citus_lanes l WHERE l.lane = p_lane))
        INTO v_watermark;
     RETURN v_watermark;
 END $$;

@@ -145,11 +145,10 @@ BEGIN
     v_known := coalesce(cardinality(p_since) = cardinality(v_anchors), false);
     watermarks := '{}';
     FOR i IN 1 .. coalesce(cardinality(v_anchors), 0) LOOP
-        -- Sent whole to the anchor's worker: the function runs there, on its
-        -- snapshots (the count makes one row, of no event).
-        EXECUTE format('SELECT tributary.herald_node_beat(%L::xid8), count(*) FROM tributary.events e'
-                       ' WHERE e.source_id = %s AND e.tx_id < ''1''::xid8',
-                       CASE WHEN v_known THEN p_since[i] END, v_anchors[i])
+        -- Sent whole to the anchor's worker: the function runs there, on its snapshots.
+        EXECUTE tributary.on_anchor_worker_sql(
+                    format('tributary.herald_node_beat(%L::xid8)', CASE WHEN v_known THEN p_since[i] END),
+                    v_anchors[i])
            INTO v_beat;
         watermarks := watermarks || v_beat[1];
         v_news := v_news OR NOT v_known OR cardinality(v_beat) > 1;

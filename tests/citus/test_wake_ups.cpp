@@ -44,8 +44,11 @@ bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds timeo
     return true;
 }
 
-/// A source id on each worker: {worker1's, worker2's}.
-std::pair<int, int> one_source_per_worker(const CitusCluster& cluster) {
+/// Adds published sources pub.s1..pub.sN; returns a source id on each worker: {worker1's,
+/// worker2's} (0: none there).
+std::pair<int, int> published_on_both_workers(const CitusCluster& cluster) {
+    for (int i = 1; i <= kSources; ++i)
+        run_tributary(cluster.url(), {"source", "add", "pub.s" + std::to_string(i), "--published"});
     int on1 = 0, on2 = 0;
     for (int i = 1; i <= kSources; ++i) (cluster.node_of(i) == "worker1" ? on1 : on2) = i;
     return {on1, on2};
@@ -83,9 +86,7 @@ TEST_CASE(
     const CitusCluster cluster;
     cluster.reset();
     run_tributary(cluster.url(), {"migrate"});
-    for (int i = 1; i <= kSources; ++i)
-        run_tributary(cluster.url(), {"source", "add", "pub.s" + std::to_string(i), "--published"});
-    const auto [on1, on2] = one_source_per_worker(cluster);
+    const auto [on1, on2] = published_on_both_workers(cluster);
     REQUIRE(on1 != 0);
     REQUIRE(on2 != 0);
 
@@ -164,9 +165,7 @@ TEST_CASE("on Citus consume with an hour's fallback is woken by the herald for e
     const CitusCluster cluster;
     cluster.reset();
     run_tributary(cluster.url(), {"migrate"});
-    for (int i = 1; i <= kSources; ++i)
-        run_tributary(cluster.url(), {"source", "add", "pub.s" + std::to_string(i), "--published"});
-    const auto [on1, on2] = one_source_per_worker(cluster);
+    const auto [on1, on2] = published_on_both_workers(cluster);
     REQUIRE(on1 != 0);
     REQUIRE(on2 != 0);
     run_tributary(cluster.url(), {"group", "create", "g", "--from", "beginning"});
