@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/errors.h"
 #include "maintenance/lease_store.h"
 
 namespace tributary::cli {
@@ -16,8 +17,12 @@ void compete_until_stopped(const std::string& role, std::chrono::milliseconds re
         } catch (const maintenance::MaintainerForbidden& e) {
             forbidden(e);
             return;
+        } catch (const DatabaseUnavailable& e) {
+            // An outage, not a fault of the role: it takes part again once the database answers.
+            spdlog::warn("{}: cannot reach the database, trying again in {} ms: {}", role, retry.count(), e.what());
+            stop.wait_for(retry);
         } catch (const std::exception& e) {
-            spdlog::error("{}: stopped on an error, trying again in {} ms: {}", role, retry.count(), e.what());
+            spdlog::error("{}: failed, trying again in {} ms: {}", role, retry.count(), e.what());
             stop.wait_for(retry);
         }
     }
