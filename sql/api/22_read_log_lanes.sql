@@ -108,6 +108,14 @@ BEGIN
         v_read := v_read || v_lane;
         v_marks := v_marks || tributary.lane_watermark(v_lane);
     END LOOP;
+    -- A lane whose shard is moving (a mark committed after its watermark was
+    -- taken too) or moved outside tributary is not read, and gets no row:
+    -- its reader keeps its position (17_shard_moves.sql).
+    FOR i IN 1 .. cardinality(v_read) LOOP
+        IF v_marks[i] IS NOT NULL AND tributary.lane_moving(v_read[i]) THEN
+            v_marks[i] := NULL;
+        END IF;
+    END LOOP;
     -- Then the sources (see above), once.
     IF p_pattern <> '>' THEN
         v_sources := tributary.matching_sources(p_pattern);
@@ -118,6 +126,7 @@ BEGIN
       FROM tributary.sources s WHERE v_sources IS NULL OR s.id = ANY (v_sources);
     FOR i IN 1 .. cardinality(v_read) LOOP
         EXIT WHEN v_count >= p_max;
+        CONTINUE WHEN v_marks[i] IS NULL;
         v_lane_ids := ARRAY(SELECT u.id FROM unnest(v_ids, v_lane_of) u(id, lane) WHERE u.lane = v_read[i]
                              ORDER BY u.id);
         CONTINUE WHEN cardinality(v_lane_ids) = 0;

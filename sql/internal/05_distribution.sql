@@ -96,16 +96,26 @@ SELECT format('SELECT %s, count(*) FROM tributary.events e WHERE e.source_id = %
 -- commit held between PREPARE and COMMIT PREPARED on that worker keeps it
 -- down, whatever the coordinator has done. Taken before the lane's read,
 -- never after: a watermark taken later could pass rows that read missed.
--- Called by: lease_fresh, group_create, group_reset.
+-- NULL, and the lane not to be read, while `tributary shard move` moves its
+-- shard, or when the worker that answered is not the one the lane's
+-- positions are of: its shard was moved outside tributary
+-- (17_shard_moves.sql).
+-- Called by: lease_fresh, read_log_lanes, lane_watermark_or_raise.
 CREATE OR REPLACE FUNCTION tributary.lane_watermark(p_lane int) RETURNS xid8
 LANGUAGE plpgsql AS $$
 DECLARE
+    v_lane record;
     v_watermark xid8;
+    v_group int;
 BEGIN
-    EXECUTE tributary.on_anchor_worker_sql('pg_snapshot_xmin(pg_current_snapshot())',
-                                           (SELECT l.anchor FROM tributary.citus_lanes l WHERE l.lane = p_lane))
-       INTO v_watermark;
-    RETURN v_watermark;
+    SELECT l.anchor, l.node_group, l.moving_since INTO v_lane FROM tributary.citus_lanes l WHERE l.lane = p_lane;
+    IF v_lane.moving_since IS NOT NULL THEN
+        RETURN NULL;
+    END IF;
+    EXECUTE tributary.on_anchor_worker_sql('pg_snapshot_xmin(pg_current_snapshot()), tributary.node_group()',
+                                           v_lane.anchor)
+       INTO v_watermark, v_group;
+    RETURN CASE WHEN v_group = v_lane.node_group THEN v_watermark END;
 END $$;
 
 -- The sources of lane p_lane (Citus only) among those set in p_sources
@@ -156,7 +166,7 @@ END $$;
 CREATE OR REPLACE FUNCTION tributary.lane_time_position(p_lane int, p_at timestamptz) RETURNS xid8
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_watermark xid8 := tributary.lane_watermark(p_lane);
+    v_watermark xid8 := tributary.lane_watermark_or_raise(p_lane);
     v_ids int[] := tributary.bit_ids(tributary.lane_sources(p_lane, NULL));
     v_first xid8;
 BEGIN
@@ -183,7 +193,7 @@ BEGIN
     END IF;
     CASE lower(btrim(coalesce(p_from, 'end')))
     WHEN 'end' THEN
-        RETURN tributary.lane_watermark(p_lane);
+        RETURN tributary.lane_watermark_or_raise(p_lane);
     WHEN 'beginning' THEN
         RETURN '0'::xid8;
     ELSE

@@ -104,6 +104,9 @@ DECLARE
 BEGIN
     v_watermark := CASE WHEN v_by_shard THEN tributary.lane_watermark(p_lane)
                         ELSE pg_snapshot_xmin(pg_current_snapshot()) END;
+    IF v_watermark IS NULL THEN
+        RETURN;    -- a lane whose shard is moving, or moved outside tributary (17_shard_moves.sql)
+    END IF;
     -- '>' matches every source: nothing to check per event. Any other
     -- pattern: the matches the group keeps, or, when a change to the sources
     -- cleared them (forget_group_sources), matched again and kept. No source
@@ -180,6 +183,14 @@ BEGIN
         g.cursor_seq := 0;
         v_span := least(v_span * 2, 32);
     END LOOP;
+    -- A move of the lane's shard marked after its watermark was taken: keep
+    -- nothing (17_shard_moves.sql).
+    IF v_by_shard THEN
+        IF tributary.lane_moving(p_lane) THEN
+            watermark := NULL;
+            RETURN;
+        END IF;
+    END IF;
     -- The cursor moves past everything read: to the read's end when it took
     -- all it found (so the events below it that this group does not want are
     -- not scanned again), else to the last event taken, else to the start

@@ -38,5 +38,6 @@ void add_maintain_command(CLI::App& app, const GlobalOptions& global, Action& ac
 void add_retention_commands(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_log_commands(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_console_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_shard_commands(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace tributary::cli

@@ -149,6 +149,9 @@ std::vector<std::string> log_warnings(const LogStatus& s) {
                       text_or(s.oldest_xact_state, "?") +
                       "): it holds back every consumer group and vacuum; end it with SELECT pg_terminate_backend(" +
                       std::to_string(s.oldest_xact_pid.value_or(0)) + ");");
+    for (const auto& lane : s.unread_lanes)
+        out.push_back(printable(lane) +
+                      ": consumer groups and tail pass over this lane until it is readable (`tributary shard list`)");
     if (!s.has_maintainer())
         out.push_back(
             "no maintainer holds the lease: no partition is created ahead or dropped; start `tributary "

@@ -71,6 +71,7 @@ int run_cli(int argc, char** argv) {
     add_retention_commands(app, global, action);
     add_log_commands(app, global, action);
     add_console_command(app, global, action);
+    add_shard_commands(app, global, action);
 
     try {
         app.parse(argc, argv);

@@ -36,6 +36,9 @@ struct LogStatus {
     std::optional<std::string> archive_failing_partition;
     std::optional<std::string> archive_error;
     std::vector<RetentionHold> held;
+    /// On Citus, the lanes not read now and why ("lane 5: moving to ..."): a shard being moved, or moved outside
+    /// tributary (docs/citus.md "Moving a shard").
+    std::vector<std::string> unread_lanes;
     std::optional<int> oldest_xact_pid;  ///< none: no open transaction visible
     std::optional<std::string> oldest_xact_user;
     std::optional<std::string> oldest_xact_application;

@@ -80,7 +80,12 @@ PartitionStatus partition_of(const pqxx::row& r) {
 }  // namespace
 
 LogStatus PostgresLogStatus::status() {
-    return api_call(session_, [](pqxx::nontransaction& tx) { return status_of(tx.exec1(sql::status)); });
+    return api_call(session_, [](pqxx::nontransaction& tx) {
+        auto status = status_of(tx.exec1(sql::status));
+        for (const auto& row : tx.exec(sql::unread_lanes))
+            status.unread_lanes.push_back("lane " + row[0].as<std::string>() + ": " + row[1].as<std::string>());
+        return status;
+    });
 }
 
 std::vector<PartitionStatus> PostgresLogStatus::partitions() {

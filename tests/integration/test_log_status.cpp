@@ -237,3 +237,13 @@ TEST_CASE("log: partitions past their policy that a group holds back are named i
     CHECK_THAT(out, Catch::Contains("next drop   none until a group lets go: partitions past their policy are held "
                                     "back by g1 (1 partition(s))"));
 }
+
+TEST_CASE("on one PostgreSQL the shard commands say there is no shard, and status warns of no lane", "[log_status]") {
+    TestDatabase db;
+    CHECK_THAT(run_tributary(db.url(), {"shard", "list"}).out, Catch::Contains("the log is not distributed"));
+    const auto refused = run_tributary(db.url(), {"shard", "move", "--lane", "0", "--to", "localhost:5432"}, 2);
+    CHECK_THAT(refused.err, Catch::Contains("the log is not distributed: there is no shard to move"));
+    CHECK(run_tributary(db.url(), {"shard", "move", "--lane", "0", "--to", "nohost"}, 2).err.find("host:port") !=
+          std::string::npos);
+    CHECK_THAT(run_tributary(db.url(), {"log"}).out, !Catch::Contains("lane"));
+}

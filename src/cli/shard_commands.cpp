@@ -1,0 +1,152 @@
+// `tributary shard`: the log's shards on Citus, each a lane, and moving one
+// to another worker without any lane skipping an event (docs/citus.md
+// "Moving a shard"; the steps and why they are safe:
+// sql/internal/17_shard_moves.sql).
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "aligned_table.h"
+#include "command.h"
+#include "postgres/postgres_session.h"
+#include "postgres/postgres_shard_moves.h"
+
+namespace tributary::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+long long ms_since(Clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+int list(const GlobalOptions& global) {
+    postgres::PostgresSession session(global.database_url());
+    const auto lanes = postgres::PostgresShardMoves(session).list();
+    if (lanes.empty()) {
+        std::cout << "the log is not distributed: one PostgreSQL, no shards\n";
+        return 0;
+    }
+    std::vector<std::vector<std::string>> table{{"LANE", "SHARD", "WORKER", "STATE"}};
+    for (const auto& l : lanes) table.push_back({std::to_string(l.lane), std::to_string(l.shard_id), l.node, l.state});
+    print_aligned(table, {true, true, false, false});
+    return 0;
+}
+
+/// Citus refuses a move while another one, or the creation of a co-located
+/// table (the maintainer's next partition of the log), is under way.
+bool refused_for_now(const std::exception& e) { return std::string(e.what()).find("concurrent") != std::string::npos; }
+
+/// Steps 2 and 3, tried again a few times while Citus refuses the move for
+/// now (the counter moved on again first: the source's went on meanwhile).
+/// Returns step 2's answer, the target's counter. A move that fails for
+/// good leaves the shard where it was, and the lane is read there again.
+std::string advance_and_move(postgres::PostgresShardMoves& moves, const postgres::ShardMovePlan& plan, int lane,
+                             std::int64_t margin, const std::string& mode) {
+    constexpr int kAttempts = 5;
+    for (int attempt = 1;; ++attempt) {
+        auto start = Clock::now();
+        const auto [source_next, target_next] = moves.prepare(lane, margin);
+        std::cout << plan.to_node << "'s transaction counter moved to " << target_next << ", past " << plan.from_node
+                  << "'s " << source_next << " (" << ms_since(start) << " ms)\n";
+        start = Clock::now();
+        try {
+            moves.move_placement(plan, mode);
+            std::cout << "shard group moved from " << plan.from_node << " to " << plan.to_node << " (" << mode << ", "
+                      << ms_since(start) << " ms)\n";
+            return target_next;
+        } catch (const std::exception& e) {
+            if (attempt < kAttempts && refused_for_now(e)) {
+                std::cout << "Citus refused the move for now (another move, or a partition of the log being made): "
+                             "trying again in 2 s\n";
+                std::this_thread::sleep_for(std::chrono::seconds(2));
+                continue;
+            }
+            moves.abandon(lane);
+            throw;
+        }
+    }
+}
+
+/// The four steps, each its own transaction. Interrupted, the lane stays
+/// unread until the same command is run again, which goes on from where
+/// it stopped.
+int move(const GlobalOptions& global, int lane, const std::string& to, std::int64_t margin, const std::string& mode) {
+    const auto [host, port] = postgres::node_address(to);
+    postgres::PostgresSession session(global.database_url());
+    postgres::PostgresShardMoves moves(session);
+    const auto plan = moves.begin(lane, host, port);
+    std::cout << "lane " << lane << " (shard " << plan.shard_id << "): not read until the move ends\n";
+    std::string prepared;
+    if (plan.already_moved)
+        std::cout << "its shard is on " << plan.to_node << " already: finishing the move begun before\n";
+    else prepared = advance_and_move(moves, plan, lane, margin, mode);
+    const auto done = moves.end(lane, prepared);
+    std::cout << "lane " << lane << " is read on " << plan.to_node << " again; its counter is at " << done.target_next
+              << "\n";
+    if (done.interleaved && prepared.empty())
+        std::cout << "note: the move was begun by an earlier run, whose counters are not known here: the events "
+                  << plan.from_node << " stored last in this shard and the first stored on " << plan.to_node
+                  << " may be read out of each source's order (none is skipped)\n";
+    else if (done.interleaved)
+        std::cout << "note: " << plan.from_node << "'s counter (" << done.source_next << ") passed the margin during "
+                  << "the move: the events it stored last in this shard and the first stored on " << plan.to_node
+                  << " may be read out of each source's order (none is skipped); a larger --margin-ids avoids it\n";
+    return 0;
+}
+
+int adopt(const GlobalOptions& global, int lane) {
+    postgres::PostgresSession session(global.database_url());
+    const auto node = postgres::PostgresShardMoves(session).adopt(lane);
+    if (!node) std::cout << "lane " << lane << "'s shard is where it was recorded: nothing to adopt\n";
+    else
+        std::cout << "lane " << lane << " is read on " << *node << " from now on (docs/citus.md says what a move "
+                  << "made outside tributary may have skipped)\n";
+    return 0;
+}
+
+}  // namespace
+
+void add_shard_commands(CLI::App& app, const GlobalOptions& global, Action& action) {
+    auto* shard =
+        app.add_subcommand("shard", "Citus: the log's shards (a lane each), and moving one to another worker");
+    shard->require_subcommand(1);
+
+    auto* list_cmd = shard->add_subcommand("list", "One row per lane: its shard, its worker, whether it is read");
+    list_cmd->callback([&global, &action] { action = [&global] { return list(global); }; });
+
+    auto* move_cmd = shard->add_subcommand(
+        "move", "Move a lane's shard group to another worker, so that no consumer group or tail skips an event");
+    auto lane = std::make_shared<int>(-1);
+    auto to = std::make_shared<std::string>();
+    auto margin = std::make_shared<std::int64_t>(10000);
+    auto mode = std::make_shared<std::string>("block_writes");
+    move_cmd->add_option("--lane", *lane, "the lane (`tributary shard list`)")
+        ->required()
+        ->check(CLI::NonNegativeNumber);
+    move_cmd->add_option("--to", *to, "the worker, host:port as pg_dist_node names it")->required();
+    move_cmd
+        ->add_option("--margin-ids", *margin,
+                     "transaction ids the target's counter is moved past the source's before the move: the ids the "
+                     "source may use while the move runs (each source's order across the move)")
+        ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(100000000)));
+    move_cmd
+        ->add_option("--mode", *mode,
+                     "Citus' shard_transfer_mode: block_writes (the shard group's writes wait for the copy), "
+                     "force_logical or auto (logical replication; needs wal_level = logical)")
+        ->check(CLI::IsMember({"block_writes", "force_logical", "auto"}));
+    move_cmd->callback([&global, &action, lane, to, margin, mode] {
+        action = [&global, lane, to, margin, mode] { return move(global, *lane, *to, *margin, *mode); };
+    });
+
+    auto* adopt_cmd =
+        shard->add_subcommand("adopt", "Read a lane again on the worker its shard was moved to outside tributary");
+    auto adopt_lane = std::make_shared<int>(-1);
+    adopt_cmd->add_option("--lane", *adopt_lane, "the lane")->required()->check(CLI::NonNegativeNumber);
+    adopt_cmd->callback(
+        [&global, &action, adopt_lane] { action = [&global, adopt_lane] { return adopt(global, *adopt_lane); }; });
+}
+
+}  // namespace tributary::cli

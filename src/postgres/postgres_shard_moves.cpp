@@ -1,0 +1,82 @@
+#include "postgres_shard_moves.h"
+
+#include "api_call.h"
+#include "postgres/statements.h"
+#include "sql_errors.h"
+
+namespace tributary::postgres {
+
+namespace {
+
+namespace sql = statements::shard_moves;
+
+}  // namespace
+
+std::vector<ShardLane> PostgresShardMoves::list() {
+    return api_call(session_, [](pqxx::nontransaction& tx) {
+        std::vector<ShardLane> lanes;
+        for (const auto& r : tx.exec(sql::list))
+            lanes.push_back({r[0].as<int>(), r[1].as<std::int64_t>(), r[2].as<std::string>(), r[3].as<std::string>()});
+        return lanes;
+    });
+}
+
+ShardMovePlan PostgresShardMoves::begin(int lane, const std::string& host, int port) {
+    return api_call(session_, [&](pqxx::nontransaction& tx) {
+        const auto r = tx.exec_params1(sql::move_begin, lane, host, port);
+        return ShardMovePlan{r[0].as<std::int64_t>(), r[1].as<std::string>(""), r[2].as<std::string>(""),
+                             r[3].as<bool>()};
+    });
+}
+
+std::pair<std::string, std::string> PostgresShardMoves::prepare(int lane, std::int64_t margin_ids) {
+    return api_call(session_, [&](pqxx::nontransaction& tx) {
+        const auto r = tx.exec_params1(sql::move_prepare, lane, margin_ids);
+        return std::make_pair(r[0].as<std::string>(), r[1].as<std::string>());
+    });
+}
+
+void PostgresShardMoves::move_placement(const ShardMovePlan& plan, const std::string& transfer_mode) {
+    const auto from = node_address(plan.from_node);
+    const auto to = node_address(plan.to_node);
+    api_call(session_, [&](pqxx::nontransaction& tx) {
+        tx.exec_params(sql::move_placement, plan.shard_id, from.first, from.second, to.first, to.second, transfer_mode);
+        return 0;
+    });
+}
+
+void PostgresShardMoves::abandon(int lane) {
+    api_call(session_, [&](pqxx::nontransaction& tx) {
+        tx.exec_params(sql::move_abandon, lane);
+        return 0;
+    });
+}
+
+ShardMoveEnd PostgresShardMoves::end(int lane, const std::string& prepared) {
+    return api_call(session_, [&](pqxx::nontransaction& tx) {
+        const auto r = tx.exec_params1(sql::move_end, lane, prepared.empty() ? nullptr : prepared.c_str());
+        return ShardMoveEnd{r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<bool>()};
+    });
+}
+
+std::optional<std::string> PostgresShardMoves::adopt(int lane) {
+    return api_call(session_, [&](pqxx::nontransaction& tx) {
+        const auto r = tx.exec_params1(sql::adopt, lane);
+        return r[0].is_null() ? std::nullopt : std::optional<std::string>(r[0].as<std::string>());
+    });
+}
+
+std::pair<std::string, int> node_address(const std::string& text) {
+    const auto colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+        throw InvalidRequest("a node is host:port, as pg_dist_node names it: got '" + text + "'");
+    try {
+        std::size_t used = 0;
+        const int port = std::stoi(text.substr(colon + 1), &used);
+        if (used == text.size() - colon - 1 && port > 0 && port < 65536) return {text.substr(0, colon), port};
+    } catch (const std::exception&) {
+    }
+    throw InvalidRequest("a node is host:port, as pg_dist_node names it: got '" + text + "'");
+}
+
+}  // namespace tributary::postgres

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "postgres_session.h"
+
+namespace tributary::postgres {
+
+/// A lane of the log on Citus: its shard, the worker its positions are of,
+/// and whether it is read ("readable", moving, or moved outside tributary).
+struct ShardLane {
+    int lane = 0;
+    std::int64_t shard_id = 0;
+    std::string node, state;
+};
+
+/// What step 1 of a move found.
+struct ShardMovePlan {
+    std::int64_t shard_id = 0;
+    std::string from_node, to_node;  ///< "host:port"
+    bool already_moved = false;      ///< an interrupted move left the shard at the target
+};
+
+/// What step 4 found: the counters, and whether the source's passed the
+/// target's during the move (its last rows and the target's first may be
+/// out of each source's order; none is skipped).
+struct ShardMoveEnd {
+    std::string source_next, target_next;
+    bool interleaved = false;
+};
+
+/// Moves a shard of the log between Citus workers so that no lane skips an
+/// event (`tributary shard`), through sql/internal/17_shard_moves.sql, whose
+/// header gives the steps and why they are safe; the move itself is Citus'
+/// citus_move_shard_placement. Each call is a transaction of its own.
+class PostgresShardMoves {
+public:
+    explicit PostgresShardMoves(PostgresSession& session) : session_(session) {}
+
+    std::vector<ShardLane> list();
+    ShardMovePlan begin(int lane, const std::string& host, int port);
+    /// The source's and the target's next transaction ids after.
+    std::pair<std::string, std::string> prepare(int lane, std::int64_t margin_ids);
+    void move_placement(const ShardMovePlan& plan, const std::string& transfer_mode);
+    void abandon(int lane);
+    ShardMoveEnd end(int lane, const std::string& prepared);
+    /// The lane's worker now, or nothing when it had not moved.
+    std::optional<std::string> adopt(int lane);
+
+private:
+    PostgresSession& session_;
+};
+
+/// "host:port" split; throws InvalidRequest for anything else.
+std::pair<std::string, int> node_address(const std::string& text);
+
+}  // namespace tributary::postgres
