@@ -59,11 +59,13 @@ public:
         figures_.events_checked += static_cast<long>(truth_.size());
     }
 
-    /// Stored rows against the truth: lost, duplicated, order, payloads, hostile keys.
+    /// Stored rows against the truth: lost, duplicated, order, payloads, hostile keys. In the order
+    /// readers get them, (tx_id, seq): on Citus seq comes from the sequence of the node that wrote
+    /// the row, and a shard moved to another worker continues in that worker's range.
     void events(pqxx::transaction_base& tx) {
         const auto rows = tx.exec_params(
             "SELECT e.event_id::text, e.event_key, e.seq, e.payload::text FROM tributary.events e"
-            "  JOIN tributary.sources s ON s.id = e.source_id WHERE s.name = $1 ORDER BY e.seq",
+            "  JOIN tributary.sources s ON s.id = e.source_id WHERE s.name = $1 ORDER BY e.tx_id, e.seq",
             source_.name);
         report_.events_stored += static_cast<long>(rows.size());
         figures_.events_stored += static_cast<long>(rows.size());

@@ -314,6 +314,7 @@ int run(const RunOptions& o) {
         scheduler_config.duration = std::chrono::seconds(o.duration_s);
         scheduler_config.seed = o.seed;
         scheduler_config.consumer_record_dir = record_dir;
+        scheduler_config.tributary = bin.tributary;
         const double faults_began = elapsed_s();
         Scheduler(scheduler_config, supervisor, receivers.get(), consumers.get(), cluster, proxy.get(), hostile, tally)
             .run();

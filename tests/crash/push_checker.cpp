@@ -32,7 +32,7 @@ public:
     void events(pqxx::transaction_base& tx) {
         const auto rows = tx.exec_params(
             "SELECT e.event_key, e.seq, e.payload::text FROM tributary.events e"
-            "  JOIN tributary.sources s ON s.id = e.source_id WHERE s.name = $1 ORDER BY e.seq",
+            "  JOIN tributary.sources s ON s.id = e.source_id WHERE s.name = $1 ORDER BY e.tx_id, e.seq",
             name_);
         report_.events_stored += static_cast<long>(rows.size());
         figures_.events_stored += static_cast<long>(rows.size());
@@ -41,7 +41,7 @@ public:
             const std::string key = row[0].is_null() ? "(no key)" : row[0].c_str();
             const auto seq = row[1].as<long long>();
             const std::string text = row[2].c_str();
-            if (!seq_of_.emplace(key, seq).second)
+            if (!place_of_.emplace(key, place_of_.size()).second)
                 count("duplicated", "key " + key + " stored twice (seq " + std::to_string(seq) + ")");
             const json payload = json::parse(text);
             const auto [it, fresh] = key_of_payload.emplace(payload.dump(), key);
@@ -63,7 +63,7 @@ public:
         long lost = 0;
         std::string example;
         for (const auto& key : sent_.acknowledged) {
-            if (seq_of_.count(key)) continue;
+            if (place_of_.count(key)) continue;
             if (!lost++) example = key;
         }
         if (lost)
@@ -78,12 +78,13 @@ public:
             long long previous = -1;
             std::string previous_key;
             for (const auto& key : lane) {
-                const auto it = seq_of_.find(key);
-                if (it == seq_of_.end()) continue;  // sent at the end, never stored: lost if acknowledged
+                const auto it = place_of_.find(key);
+                if (it == place_of_.end()) continue;  // sent at the end, never stored: lost if acknowledged
                 // Counts descents: one misplaced row counts once.
                 if (it->second < previous)
-                    count("out_of_order", "key " + key + " (seq " + std::to_string(it->second) + ") sent after key " +
-                                              previous_key + " (seq " + std::to_string(previous) + ")");
+                    count("out_of_order", "key " + key + " (read " + std::to_string(it->second) +
+                                              ". of the source's events) sent after key " + previous_key + " (read " +
+                                              std::to_string(previous) + ".)");
                 previous = it->second;
                 previous_key = key;
             }
@@ -96,7 +97,11 @@ private:
     CheckReport& report_;
     StyleFigures& figures_;
     std::map<std::string, int> shown_;
-    std::unordered_map<std::string, long long> seq_of_;
+    /// Each stored key's place in the order readers get the source's events,
+    /// (tx_id, seq): not seq alone, which on Citus comes from the sequence of
+    /// the node that wrote the row, and a shard moved to another worker
+    /// continues in that worker's range.
+    std::unordered_map<std::string, long long> place_of_;
 };
 
 }  // namespace

@@ -51,6 +51,7 @@ const std::vector<std::string>& anomaly_classes() {
         "live_group_out_of_order",
         "live_group_dead_letters",
         "live_group_bad_record",
+        "shard_move_unfinished",
     };
     return kClasses;
 }

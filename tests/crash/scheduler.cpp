@@ -5,6 +5,7 @@
 #include "cluster.h"
 #include "hostile.h"
 #include "live_consumers.h"
+#include "processes.h"
 #include "proxy.h"
 #include "report.h"
 #include "run_options.h"
@@ -139,6 +140,7 @@ void Scheduler::run() {
         {static_cast<int>(Kind::pause_consumer), 1.5, false, false, true},
         {static_cast<int>(Kind::kill9_consumer_mid_read), 1, false, false, true},
         {static_cast<int>(Kind::cut_after_prepare), 1.5, false, true, false, true},
+        {static_cast<int>(Kind::shard_move), 2, false, false, false, true},
     };
     std::vector<double> weights;
     for (const auto& k : kKinds) {
@@ -181,6 +183,7 @@ void Scheduler::run() {
     }
     say("fault phase over: healing everything");
     run_due(true);
+    if (cluster_.citus()) finish_shard_moves();
     if (proxy_) proxy_->control("/heal");
     for (int i = 0; i < supervisor_.size(); ++i) supervisor_.resume(i);
     if (consumers_)
@@ -210,6 +213,7 @@ bool Scheduler::inject(Kind kind) {
         }
         case Kind::pg_restart: return restart_database();
         case Kind::cut_after_prepare: return cut_after_prepare();
+        case Kind::shard_move: return shard_move();
         case Kind::hostile: return begin_hostile();
         case Kind::sigterm: {
             // Not while the proxy stalls sessions: a stop waits for the batch
@@ -411,6 +415,58 @@ bool Scheduler::cut_after_prepare() {
     tally_.observe("worker sessions cut after PREPARE", n);
     say("cut " + std::to_string(n) + " session(s) on " + worker + " after their PREPARE TRANSACTION");
     return true;
+}
+
+bool Scheduler::shard_move() {
+    // A lane that holds sources of the run moves to the other worker while
+    // everything runs: its loaders, receivers and consumers go on, and no
+    // group may skip or repeat an event of it (docs/citus.md "Moving a shard").
+    const auto rows = cluster_.query(
+        "SELECT l.lane, tributary.group_node(n.groupid) FROM tributary.citus_lanes l, pg_dist_node n "
+        "WHERE n.groupid NOT IN (0, l.node_group) AND n.noderole = 'primary' AND n.isactive "
+        "AND l.moving_since IS NULL AND l.lane IN (SELECT tributary.shard_lane(s.id) FROM tributary.sources s)");
+    if (rows.empty()) return false;
+    const auto& row = rows[std::uniform_int_distribution<std::size_t>(0, rows.size() - 1)(random_)];
+    tally_.disrupted();
+    tally_.fault("shard moved to the other worker (tributary shard move)");
+    move_lane(row[0], row[1]);
+    // Its sources' writes waited for the copy (block_writes).
+    cluster_.mark_disturbed(std::chrono::seconds(5));
+    return true;
+}
+
+bool Scheduler::move_lane(const std::string& lane, const std::string& to) {
+    const auto began = Clock::now();
+    const auto done = run_to_end(
+        {config_.tributary, "shard", "move", "--lane", lane, "--to", to, "--db", cluster_.url("crash-shard-move")},
+        std::chrono::seconds(120));
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began).count();
+    if (done.code == 0) {
+        tally_.observe("shard moves completed", 1);
+        say("shard move: lane " + lane + " to " + to + " in " + std::to_string(ms) + " ms");
+        return true;
+    }
+    // A restart or a cut met it: the lane stays unread until the move is run again.
+    tally_.observe("shard moves interrupted", 1);
+    say("shard move: lane " + lane + " to " + to + " failed after " + std::to_string(ms) +
+        " ms: " + tail_lines(done.err, 2));
+    return false;
+}
+
+void Scheduler::finish_shard_moves() {
+    for (int attempt = 0; attempt < 10; ++attempt) {
+        try {
+            const auto rows = cluster_.query(
+                "SELECT l.lane, tributary.group_node(l.moving_to) FROM tributary.citus_lanes l "
+                "WHERE l.moving_since IS NOT NULL");
+            if (rows.empty()) return;
+            for (const auto& row : rows) move_lane(row[0], row[1]);
+        } catch (const std::exception& e) {
+            say(std::string("shard moves: the lanes could not be read: ") + e.what());
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    tally_.anomaly("shard_move_unfinished", "a lane was still marked moving after 10 attempts to finish its move");
 }
 
 bool Scheduler::proxy_fault(Kind kind) {

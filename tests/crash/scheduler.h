@@ -34,6 +34,8 @@ struct SchedulerConfig {
     std::chrono::seconds hostile_window{30};
     /// The live consumers' records, where a SIGSTOPped consumer's batches in hand are noted.
     std::string consumer_record_dir;
+    /// The tributary binary, for `tributary shard move` (Citus).
+    std::string tributary;
 };
 
 class Scheduler {
@@ -68,7 +70,8 @@ private:
         kill9_consumer,
         pause_consumer,
         kill9_consumer_mid_read,
-        cut_after_prepare
+        cut_after_prepare,
+        shard_move
     };
     struct Pending {
         std::chrono::steady_clock::time_point at;
@@ -79,6 +82,11 @@ private:
     bool pause_loader();
     bool restart_database();
     bool cut_after_prepare();
+    bool shard_move();
+    /// Runs `tributary shard move` for `lane` to `to`; true when it succeeded.
+    bool move_lane(const std::string& lane, const std::string& to);
+    /// Moves that a fault interrupted (the lane unread until the move ends), finished.
+    void finish_shard_moves();
     bool proxy_fault(Kind kind);
     void later(std::chrono::milliseconds delay, std::function<void()> action);
     void run_due(bool all);
