@@ -63,26 +63,40 @@ CREATE OR REPLACE FUNCTION tributary.log_next_xid() RETURNS xid8
 LANGUAGE sql VOLATILE AS $$ SELECT c.next_high FROM tributary.log_counters() c $$;
 
 -- Citus only: moves the counter of every worker that is below p_to up to
--- it, by at most p_most ids a call: a loop of empty transactions on the
--- worker, each taking one id (asynchronous commits: no wait for the disk;
--- about 80 000 ids a second on the test VM). A worker with little or no
--- traffic would otherwise stay below partitions the fastest worker left
--- long ago, and they could never be sealed: that worker may still store
--- events in them. Costs that worker as many ids as the fastest uses, never
--- more than one PostgreSQL taking the whole load would.
+-- it, by at most p_most ids a call (advance_counters). A worker with little
+-- or no traffic would otherwise stay below partitions the fastest worker
+-- left long ago, and they could never be sealed: that worker may still
+-- store events in them. Costs that worker as many ids as the fastest uses,
+-- never more than one PostgreSQL taking the whole load would.
 -- Called by: observe_partitions.
 CREATE OR REPLACE FUNCTION tributary.advance_worker_counters(p_to xid8, p_most int) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM tributary.advance_counters(p_to, p_most, NULL);
+END $$;
+
+-- Citus only: moves the counter of every worker below p_to (of worker
+-- group p_group alone, when given) up to it, by at most p_most ids a call:
+-- a loop of empty transactions on the worker, each taking one id
+-- (asynchronous commits: no wait for the disk; about 80 000 ids a second
+-- on the test VM).
+-- Called by: advance_worker_counters, advance_group_counter (a shard move's).
+CREATE OR REPLACE FUNCTION tributary.advance_counters(p_to xid8, p_most int, p_group int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     v_failed text;
 BEGIN
     SELECT string_agg(w.nodename || ':' || w.nodeport || ': ' || w.result, '; ') INTO v_failed
       FROM run_command_on_workers(format(
-               $c$DO $d$ BEGIN FOR i IN 1..%s LOOP
-                     EXIT WHEN pg_snapshot_xmax(pg_current_snapshot()) >= %L::xid8;
-                     PERFORM set_config('synchronous_commit', 'off', true), pg_current_xact_id();
-                     COMMIT;
-                  END LOOP; END $d$ $c$, p_most, p_to)) w
+               $c$DO $d$ BEGIN
+                     IF %s IS NOT NULL AND (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g) <> %1$s THEN
+                         RETURN;
+                     END IF;
+                     FOR i IN 1..%s LOOP
+                         EXIT WHEN pg_snapshot_xmax(pg_current_snapshot()) >= %L::xid8;
+                         PERFORM set_config('synchronous_commit', 'off', true), pg_current_xact_id();
+                         COMMIT;
+                     END LOOP; END $d$ $c$, coalesce(p_group::text, 'NULL'), p_most, p_to)) w
      WHERE NOT w.success;
     IF v_failed IS NOT NULL THEN
         RAISE EXCEPTION 'the workers'' transaction counters could not be moved on: %', v_failed USING ERRCODE = '58000';

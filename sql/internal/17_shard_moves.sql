@@ -113,30 +113,16 @@ BEGIN
 END $$;
 
 -- Moves worker group p_group's counter on to p_to, if it is below: empty
--- transactions there, as advance_worker_counters does for a lagging
--- worker, 200 000 ids at a time. Returns its next id after.
+-- transactions there (advance_counters), 200 000 ids at a time.
+-- Returns its next id after.
 -- Called by: shard_move_prepare, shard_move_end, shard_adopt.
 CREATE OR REPLACE FUNCTION tributary.advance_group_counter(p_group int, p_to xid8) RETURNS xid8
 LANGUAGE plpgsql AS $$
 DECLARE
     v_next xid8 := tributary.group_next_xid(p_group);
-    v_failed text;
 BEGIN
     WHILE v_next < p_to LOOP
-        SELECT string_agg(w.nodename || ':' || w.nodeport || ': ' || w.result, '; ') INTO v_failed
-          FROM run_command_on_workers(format(
-                   $c$DO $d$ BEGIN
-                         IF (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g) <> %s THEN RETURN; END IF;
-                         FOR i IN 1..200000 LOOP
-                             EXIT WHEN pg_snapshot_xmax(pg_current_snapshot()) >= %L::xid8;
-                             PERFORM set_config('synchronous_commit', 'off', true), pg_current_xact_id();
-                             COMMIT;
-                         END LOOP; END $d$ $c$, p_group, p_to)) w
-         WHERE NOT w.success;
-        IF v_failed IS NOT NULL THEN
-            RAISE EXCEPTION 'the transaction counter of worker group % could not be moved on: %', p_group, v_failed
-                USING ERRCODE = '58000';
-        END IF;
+        PERFORM tributary.advance_counters(p_to, 200000, p_group);
         v_next := tributary.group_next_xid(p_group);
     END LOOP;
     RETURN v_next;

@@ -134,7 +134,7 @@ BEGIN
      WHERE (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
        AND a.xact_start IS NOT NULL AND a.pid <> pg_backend_pid()
      ORDER BY a.xact_start LIMIT 1;
-    -- This node's own counter (on Citus the coordinator's: the workers' are not looked at here).
+    -- This node's own counter (on Citus the coordinator's: the workers' come from worker_transactions).
     SELECT greatest(tributary.xid_minus(tributary.next_xid(), pg_snapshot_xmin(pg_current_snapshot())),
                     (SELECT max(greatest(age(a.backend_xid), age(a.backend_xmin))) FROM pg_stat_activity a
                       WHERE a.pid <> pg_backend_pid()),
@@ -169,3 +169,48 @@ SELECT r.name, r.from_tx, r.to_tx, r.state,
 UNION ALL
 SELECT 'events_default', NULL, NULL, 'default', coalesce(tributary.partition_bytes('events_default'), 0),
        NULL, NULL, NULL, NULL, NULL, '{}', false, NULL, 0, NULL $$;
+
+-- Citus only: each worker's oldest open transaction (as log_status's
+-- oldest_xact_*, on that worker), its oldest prepared transaction (a
+-- two-phase commit waiting for its COMMIT PREPARED: it holds that
+-- worker's watermark, so its lanes and the sealing of partitions, back),
+-- and its xmin horizon's lag, read on every worker in one statement
+-- (run_command_on_workers: connections of its own). log_status is the
+-- coordinator's; `status`, `log` and the metrics show whichever node's
+-- transaction is oldest, and the greatest lag. No row on one PostgreSQL,
+-- nor for a worker that does not answer.
+-- Called by: `status`, `log`, the metrics (src/postgres/postgres_log_status.cpp).
+CREATE OR REPLACE FUNCTION tributary.worker_transactions()
+RETURNS TABLE (node text, pid int, usename text, application text, state text, age_seconds double precision,
+               prepared_gid text, prepared_age_seconds double precision, xmin_lag_xids numeric)
+LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT tributary.log_is_distributed() THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT w.nodename || ':' || w.nodeport, (j ->> 'pid')::int, j ->> 'user', j ->> 'application', j ->> 'state',
+           (j ->> 'age')::double precision, j ->> 'prepared_gid', (j ->> 'prepared_age')::double precision,
+           (j ->> 'lag')::numeric
+      FROM run_command_on_workers($c$
+               SELECT jsonb_build_object(
+                   'pid', a.pid, 'user', a.usename, 'application', a.application_name, 'state', a.state,
+                   'age', extract(epoch FROM clock_timestamp() - a.xact_start),
+                   'prepared_gid', x.gid, 'prepared_age', extract(epoch FROM clock_timestamp() - x.prepared),
+                   'lag', greatest(pg_snapshot_xmax(pg_current_snapshot())::text::numeric
+                                       - pg_snapshot_xmin(pg_current_snapshot())::text::numeric,
+                                   (SELECT max(greatest(age(b.backend_xid), age(b.backend_xmin)))
+                                      FROM pg_stat_activity b WHERE b.pid <> pg_backend_pid()),
+                                   (SELECT max(age(p.transaction)) FROM pg_prepared_xacts p),
+                                   (SELECT max(greatest(age(s.xmin), age(s.catalog_xmin)))
+                                      FROM pg_replication_slots s)))
+               FROM (SELECT 1) one
+               LEFT JOIN LATERAL (SELECT * FROM pg_stat_activity a
+                                   WHERE (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
+                                     AND a.xact_start IS NOT NULL AND a.pid <> pg_backend_pid()
+                                   ORDER BY a.xact_start LIMIT 1) a ON true
+               LEFT JOIN LATERAL (SELECT * FROM pg_prepared_xacts p ORDER BY p.prepared LIMIT 1) x ON true $c$) w,
+           LATERAL (SELECT CASE WHEN w.success THEN w.result::jsonb END AS j) r
+     WHERE w.success;
+END $$;

@@ -49,7 +49,8 @@ BEGIN
         GRANT EXECUTE ON FUNCTION tributary.partition_retention() TO tributary_loader;
         -- ... and the log's state (sql/internal/83_log_status.sql), also for run's metrics.
         GRANT EXECUTE ON FUNCTION tributary.log_status(), tributary.log_partitions() TO tributary_loader;
-        GRANT EXECUTE ON FUNCTION tributary.shard_list() TO tributary_loader;    -- the lanes not read (17_shard_moves.sql)
+        -- The lanes not read (17_shard_moves.sql) and the workers' transactions (83_log_status.sql), on Citus.
+        GRANT EXECUTE ON FUNCTION tributary.shard_list(), tributary.worker_transactions() TO tributary_loader;
         GRANT SELECT, UPDATE ON tributary.gates, tributary.cursors TO tributary_loader;
         GRANT INSERT ON tributary.events TO tributary_loader;
         -- A replay after `source rewind` asks which ids the log has already.
@@ -189,7 +190,8 @@ BEGIN
             tributary.partition_retention(),
             tributary.log_status(),
             tributary.log_partitions(),
-            tributary.shard_list()
+            tributary.shard_list(),
+            tributary.worker_transactions()
             TO tributary_admin;
         -- `tributary log repartition` (sql/internal/86_default_partition.sql; SECURITY DEFINER).
         GRANT EXECUTE ON FUNCTION tributary.repartition_default(int, xid8), tributary.default_partition_left()
@@ -244,7 +246,8 @@ BEGIN
         GRANT SELECT ON tributary.events TO tributary_maintainer;
         -- `maintain --metrics-listen`: the log's state (sql/internal/83_log_status.sql).
         GRANT EXECUTE ON FUNCTION tributary.log_status(), tributary.log_partitions() TO tributary_maintainer;
-        GRANT EXECUTE ON FUNCTION tributary.shard_list() TO tributary_maintainer;    -- the lanes not read (17_shard_moves.sql)
+        -- The lanes not read (17_shard_moves.sql) and the workers' transactions (83_log_status.sql), on Citus.
+        GRANT EXECUTE ON FUNCTION tributary.shard_list(), tributary.worker_transactions() TO tributary_maintainer;
         -- The console's per-minute counts (sql/internal/84_activity.sql; SECURITY DEFINER).
         GRANT EXECUTE ON FUNCTION tributary.activity_fold(int) TO tributary_maintainer;
         -- `tributary log repartition` (sql/internal/86_default_partition.sql; SECURITY DEFINER).

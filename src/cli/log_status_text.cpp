@@ -45,13 +45,18 @@ std::string herald_line(const LogStatus& s) {
     return s.has_herald() ? line : line + " (consumers wake on their fallback timers)";
 }
 
+/// " on worker host:port" when the oldest transaction is a Citus worker's, else "".
+std::string on_node(const LogStatus& s) {
+    return s.oldest_xact_node ? " on worker " + printable(*s.oldest_xact_node) : "";
+}
+
 /// The oldest open transaction this role may see, and the xmin horizon's lag (which counts them all).
 std::string oldest_transaction_line(const LogStatus& s) {
     const std::string horizon =
         "xmin horizon " + std::to_string(static_cast<long long>(s.xmin_lag_xids)) + " ids behind";
     if (!s.oldest_xact_age_seconds) return "oldest tx   none open that the schema owner may see; " + horizon;
     return "oldest tx   pid " + std::to_string(s.oldest_xact_pid.value_or(0)) + " (" +
-           text_or(s.oldest_xact_user, "?") + ", " + text_or(s.oldest_xact_state, "?") + ") open " +
+           text_or(s.oldest_xact_user, "?") + ", " + text_or(s.oldest_xact_state, "?") + ")" + on_node(s) + " open " +
            shown_seconds(*s.oldest_xact_age_seconds) + "; " + horizon;
 }
 
@@ -148,7 +153,14 @@ std::vector<std::string> log_warnings(const LogStatus& s) {
                       ", application '" + text_or(s.oldest_xact_application, "") + "', " +
                       text_or(s.oldest_xact_state, "?") +
                       "): it holds back every consumer group and vacuum; end it with SELECT pg_terminate_backend(" +
-                      std::to_string(s.oldest_xact_pid.value_or(0)) + ");");
+                      std::to_string(s.oldest_xact_pid.value_or(0)) + ");" +
+                      (s.oldest_xact_node ? " on worker " + printable(*s.oldest_xact_node) : std::string()));
+    if (s.oldest_prepared_age_seconds && *s.oldest_prepared_age_seconds > kLongTransactionSeconds)
+        out.push_back("a two-phase commit has been prepared for " + shown_seconds(*s.oldest_prepared_age_seconds) +
+                      " on worker " + text_or(s.oldest_prepared_node, "?") + " (gid '" +
+                      text_or(s.oldest_prepared_gid, "?") +
+                      "'): that worker's lanes wait for its COMMIT PREPARED; Citus' recovery "
+                      "(citus.recover_2pc_interval) ends it, or COMMIT PREPARED / ROLLBACK PREPARED there");
     for (const auto& lane : s.unread_lanes)
         out.push_back(printable(lane) +
                       ": consumer groups and tail pass over this lane until it is readable (`tributary shard list`)");
@@ -187,8 +199,14 @@ nlohmann::ordered_json log_status_json(const LogStatus& s) {
                                                             {"user", nullable_json(s.oldest_xact_user)},
                                                             {"application", nullable_json(s.oldest_xact_application)},
                                                             {"state", nullable_json(s.oldest_xact_state)},
-                                                            {"age_seconds", *s.oldest_xact_age_seconds}}
+                                                            {"age_seconds", *s.oldest_xact_age_seconds},
+                                                            {"node", nullable_json(s.oldest_xact_node)}}
                                    : nlohmann::ordered_json()},
+        {"oldest_prepared_transaction", s.oldest_prepared_age_seconds
+                                            ? nlohmann::ordered_json{{"gid", nullable_json(s.oldest_prepared_gid)},
+                                                                     {"node", nullable_json(s.oldest_prepared_node)},
+                                                                     {"age_seconds", *s.oldest_prepared_age_seconds}}
+                                            : nlohmann::ordered_json()},
         {"xmin_horizon_lag_xids", s.xmin_lag_xids},
         {"maintainer",
          {{"holder", nullable_json(s.maintainer_holder)},

@@ -44,7 +44,13 @@ struct LogStatus {
     std::optional<std::string> oldest_xact_application;
     std::optional<std::string> oldest_xact_state;
     std::optional<double> oldest_xact_age_seconds;
-    double xmin_lag_xids = 0;
+    /// On Citus, the node of the oldest open transaction when it is a worker's ("host:port"; none: this server).
+    std::optional<std::string> oldest_xact_node;
+    /// On Citus, the oldest two-phase commit a worker holds prepared: it holds that worker's lanes back.
+    std::optional<std::string> oldest_prepared_gid;
+    std::optional<std::string> oldest_prepared_node;
+    std::optional<double> oldest_prepared_age_seconds;
+    double xmin_lag_xids = 0;  ///< on Citus, the greatest of the coordinator's and the workers'
     std::optional<std::string> maintainer_holder;
     std::optional<std::int64_t> maintainer_token;
     std::optional<double> maintainer_expires_in_seconds;  ///< negative: expired

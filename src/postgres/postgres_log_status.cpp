@@ -1,5 +1,7 @@
 #include "postgres_log_status.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "api_call.h"
@@ -77,6 +79,26 @@ PartitionStatus partition_of(const pqxx::row& r) {
     return p;
 }
 
+/// A worker's figures (on Citus) where they are older or greater than those so far.
+void take_worker_transactions(LogStatus& s, const pqxx::row& r) {
+    const auto age = optional_field<double>(r[5]);
+    if (age && (!s.oldest_xact_age_seconds || *age > *s.oldest_xact_age_seconds)) {
+        s.oldest_xact_node = r[0].as<std::string>();
+        s.oldest_xact_pid = optional_field<int>(r[1]);
+        s.oldest_xact_user = optional_field<std::string>(r[2]);
+        s.oldest_xact_application = optional_field<std::string>(r[3]);
+        s.oldest_xact_state = optional_field<std::string>(r[4]);
+        s.oldest_xact_age_seconds = age;
+    }
+    const auto prepared_age = optional_field<double>(r[7]);
+    if (prepared_age && (!s.oldest_prepared_age_seconds || *prepared_age > *s.oldest_prepared_age_seconds)) {
+        s.oldest_prepared_node = r[0].as<std::string>();
+        s.oldest_prepared_gid = optional_field<std::string>(r[6]);
+        s.oldest_prepared_age_seconds = prepared_age;
+    }
+    if (const auto lag = optional_field<double>(r[8])) s.xmin_lag_xids = std::max(s.xmin_lag_xids, *lag);
+}
+
 }  // namespace
 
 LogStatus PostgresLogStatus::status() {
@@ -84,6 +106,7 @@ LogStatus PostgresLogStatus::status() {
         auto status = status_of(tx.exec1(sql::status));
         for (const auto& row : tx.exec(sql::unread_lanes))
             status.unread_lanes.push_back("lane " + row[0].as<std::string>() + ": " + row[1].as<std::string>());
+        for (const auto& row : tx.exec(sql::worker_transactions)) take_worker_transactions(status, row);
         return status;
     });
 }

@@ -60,6 +60,11 @@ std::string CitusCluster::node_of(int source) const {
     return node_url("worker1").find(":" + port + "/") != std::string::npos ? "worker1" : "worker2";
 }
 
+std::string CitusCluster::address_of(const std::string& node) const {
+    const auto port = scalar_on(node_url(node), "SHOW port");
+    return scalar("SELECT nodename || ':' || nodeport FROM pg_dist_node WHERE nodeport = " + port);
+}
+
 PreparedGuard::~PreparedGuard() {
     try {
         if (CitusCluster::scalar_on(worker_url, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = '" + gid + "'") !=

@@ -31,6 +31,8 @@ public:
     std::string shard_of(int source) const;
     /// The worker ("worker1" or "worker2") that holds source `source`'s shard.
     std::string node_of(int source) const;
+    /// "host:port" of node "worker1" or "worker2", as pg_dist_node names it.
+    std::string address_of(const std::string& node) const;
 
 private:
     std::string url_;

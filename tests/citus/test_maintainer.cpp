@@ -282,3 +282,32 @@ TEST_CASE("on Citus retention drops a partition only once every worker and every
     std::filesystem::remove_all(dir);
     cluster.reset();
 }
+
+TEST_CASE("on Citus log names a worker's open transaction and the oldest prepared one", "[citus]") {
+    const CitusCluster cluster;
+    cluster.reset();
+    run_tributary(cluster.url(), {"migrate"});
+    // A transaction open on worker1, holding an id, and a two-phase commit prepared on worker2.
+    pqxx::connection holder(cluster.node_url("worker1"));
+    pqxx::work open(holder);
+    const auto pid = open.exec1("SELECT pg_backend_pid()")[0].as<int>();
+    open.exec("SELECT pg_current_xact_id()");
+    const PreparedGuard guard{cluster.node_url("worker2"), "tributary_test_status"};
+    CitusCluster::exec_on(cluster.node_url("worker2"),
+                          "BEGIN; SELECT pg_current_xact_id(); PREPARE TRANSACTION 'tributary_test_status'");
+    std::this_thread::sleep_for(1s);  // older than anything the coordinator has open when log looks
+
+    const auto log = nlohmann::json::parse(run_tributary(cluster.url(), {"log", "--json"}).out);
+    INFO(log.dump(2));
+    REQUIRE(log["oldest_transaction"].is_object());
+    CHECK(log["oldest_transaction"]["node"] == cluster.address_of("worker1"));
+    CHECK(log["oldest_transaction"]["pid"] == pid);
+    CHECK(log["oldest_prepared_transaction"]["gid"] == "tributary_test_status");
+    CHECK(log["oldest_prepared_transaction"]["node"] == cluster.address_of("worker2"));
+    CHECK(log["xmin_horizon_lag_xids"].get<double>() >= 1);
+    CHECK(run_tributary(cluster.url(), {"log"}).out.find("on worker " + cluster.address_of("worker1") + " open") !=
+          std::string::npos);
+    open.abort();
+    CitusCluster::exec_on(cluster.node_url("worker2"), "ROLLBACK PREPARED 'tributary_test_status'");
+    cluster.reset();
+}

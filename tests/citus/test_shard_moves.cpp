@@ -60,12 +60,6 @@ void set_up(const CitusCluster& cluster, int burn) {
 
 std::string other_worker(const std::string& worker) { return worker == "worker1" ? "worker2" : "worker1"; }
 
-/// host:port of a worker, as pg_dist_node names it.
-std::string address_of(const CitusCluster& cluster, const std::string& worker) {
-    const auto port = CitusCluster::scalar_on(cluster.node_url(worker), "SHOW port");
-    return cluster.scalar("SELECT nodename || ':' || nodeport FROM pg_dist_node WHERE nodeport = " + port);
-}
-
 std::string lane_cursor(const CitusCluster& cluster, const std::string& lane) {
     return cluster.scalar(
         "SELECT l.cursor_tx::text FROM tributary.group_lanes l JOIN tributary.consumer_groups g ON g.id = l.group_id "
@@ -89,7 +83,7 @@ TEST_CASE("a shard moved by `tributary shard move` is read on its new worker wit
 
     // While the lane is marked moving, it is not read, though it has events.
     cluster.scalar("SELECT shard_id FROM tributary.shard_move_begin(" + lane + ", split_part('" +
-                   address_of(cluster, to) + "', ':', 1), split_part('" + address_of(cluster, to) + "', ':', 2)::int)");
+                   cluster.address_of(to) + "', ':', 1), split_part('" + cluster.address_of(to) + "', ':', 2)::int)");
     publish_round(cluster, "during");
     const auto while_moving = drain(cluster, "g");
     for (const auto& event : while_moving) CHECK(event.rfind("pub.s1/", 0) != 0);
@@ -99,8 +93,8 @@ TEST_CASE("a shard moved by `tributary shard move` is read on its new worker wit
 
     CHECK(run_tributary(cluster.url(), {"shard", "move", "--lane", lane, "--to", "127.0.0.1:1"}, 2)
               .err.find("is not an active worker of this cluster") != std::string::npos);
-    const auto moved = run_tributary(cluster.url(), {"shard", "move", "--lane", lane, "--to", address_of(cluster, to)});
-    CHECK(moved.out.find("is read on " + address_of(cluster, to) + " again") != std::string::npos);
+    const auto moved = run_tributary(cluster.url(), {"shard", "move", "--lane", lane, "--to", cluster.address_of(to)});
+    CHECK(moved.out.find("is read on " + cluster.address_of(to) + " again") != std::string::npos);
     CHECK(cluster.node_of(1) == to);
     CHECK(std::stoll(CitusCluster::scalar_on(cluster.node_url(to), "SELECT pg_current_xact_id()::text")) >
           std::stoll(lane_cursor(cluster, lane)));
@@ -142,18 +136,18 @@ TEST_CASE("a shard moved outside tributary is not read until `tributary shard ad
     cluster.exec("SELECT citus_move_shard_placement(" + shard +
                  ", split_part(a, ':', 1), split_part(a, ':', 2)::int, "
                  "split_part(b, ':', 1), split_part(b, ':', 2)::int, 'block_writes') FROM (VALUES ('" +
-                 address_of(cluster, from) + "', '" + address_of(cluster, to) + "')) v(a, b)");
+                 cluster.address_of(from) + "', '" + cluster.address_of(to) + "')) v(a, b)");
     CHECK(cluster.node_of(1) == to);
 
     publish_round(cluster, "after");
     for (const auto& event : drain(cluster, "g")) CHECK(event.rfind("pub.s1/", 0) != 0);
     CHECK(run_tributary(cluster.url(), {"shard", "list"}).out.find("moved outside tributary") != std::string::npos);
     const auto refused =
-        run_tributary(cluster.url(), {"shard", "move", "--lane", lane, "--to", address_of(cluster, from)}, 1);
+        run_tributary(cluster.url(), {"shard", "move", "--lane", lane, "--to", cluster.address_of(from)}, 1);
     CHECK(refused.err.find("shard adopt") != std::string::npos);
 
     const auto adopted = run_tributary(cluster.url(), {"shard", "adopt", "--lane", lane});
-    CHECK(adopted.out.find("is read on " + address_of(cluster, to)) != std::string::npos);
+    CHECK(adopted.out.find("is read on " + cluster.address_of(to)) != std::string::npos);
     const auto events = drain(cluster, "g");
     CHECK(std::count(events.begin(), events.end(), "pub.s1/after") == 1);
     CHECK(run_tributary(cluster.url(), {"shard", "adopt", "--lane", lane}).out.find("nothing to adopt") !=
