@@ -64,7 +64,12 @@ std::string advance_and_move(postgres::PostgresShardMoves& moves, const postgres
                 std::this_thread::sleep_for(std::chrono::seconds(2));
                 continue;
             }
-            moves.abandon(lane);
+            try {
+                moves.abandon(lane);
+            } catch (const std::exception& also) {
+                // The database went away too: the lane stays marked, and the same command finishes it.
+                std::cerr << "tributary: the lane stays marked moving: " << also.what() << "\n";
+            }
             throw;
         }
     }
