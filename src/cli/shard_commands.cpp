@@ -126,7 +126,7 @@ void add_shard_commands(CLI::App& app, const GlobalOptions& global, Action& acti
         "move", "Move a lane's shard group to another worker, so that no consumer group or tail skips an event");
     auto lane = std::make_shared<int>(-1);
     auto to = std::make_shared<std::string>();
-    auto margin = std::make_shared<std::int64_t>(10000);
+    auto margin = std::make_shared<std::int64_t>(1000);
     auto mode = std::make_shared<std::string>("block_writes");
     move_cmd->add_option("--lane", *lane, "the lane (`tributary shard list`)")
         ->required()
@@ -135,7 +135,8 @@ void add_shard_commands(CLI::App& app, const GlobalOptions& global, Action& acti
     move_cmd
         ->add_option("--margin-ids", *margin,
                      "transaction ids the target's counter is moved past the source's before the move: the ids the "
-                     "source may use while the move runs (each source's order across the move)")
+                     "source may use until Citus blocks the shard's writes (each source's order across the move; "
+                     "with --mode force_logical, the ids it uses during the whole copy)")
         ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(100000000)));
     move_cmd
         ->add_option("--mode", *mode,
