@@ -74,6 +74,7 @@ DECLARE
     v_lanes int := 0;
     v_read int[] := '{}';          -- the lanes read, in order
     v_marks xid8[] := '{}';        -- their watermarks
+    v_moving int[];                -- the lanes being moved, read after the watermarks
     v_sources int[];               -- the matching sources (NULL: every source)
     v_ids int[];
     v_lane_of int[];
@@ -109,13 +110,10 @@ BEGIN
         v_marks := v_marks || tributary.lane_watermark(v_lane);
     END LOOP;
     -- A lane whose shard is moving (a mark committed after its watermark was
-    -- taken too) or moved outside tributary is not read, and gets no row:
-    -- its reader keeps its position (17_shard_moves.sql).
-    FOR i IN 1 .. cardinality(v_read) LOOP
-        IF v_marks[i] IS NOT NULL AND tributary.lane_moving(v_read[i]) THEN
-            v_marks[i] := NULL;
-        END IF;
-    END LOOP;
+    -- taken too: read after them) or moved outside tributary (no watermark)
+    -- is not read, and gets no row: its reader keeps its position
+    -- (17_shard_moves.sql).
+    v_moving := ARRAY(SELECT l.lane FROM tributary.citus_lanes l WHERE l.moving_since IS NOT NULL);
     -- Then the sources (see above), once.
     IF p_pattern <> '>' THEN
         v_sources := tributary.matching_sources(p_pattern);
@@ -126,7 +124,7 @@ BEGIN
       FROM tributary.sources s WHERE v_sources IS NULL OR s.id = ANY (v_sources);
     FOR i IN 1 .. cardinality(v_read) LOOP
         EXIT WHEN v_count >= p_max;
-        CONTINUE WHEN v_marks[i] IS NULL;
+        CONTINUE WHEN v_marks[i] IS NULL OR v_read[i] = ANY (v_moving);
         v_lane_ids := ARRAY(SELECT u.id FROM unnest(v_ids, v_lane_of) u(id, lane) WHERE u.lane = v_read[i]
                              ORDER BY u.id);
         CONTINUE WHEN cardinality(v_lane_ids) = 0;

@@ -49,7 +49,7 @@ END $$;
 -- Whether lane p_lane is being moved now, read with a snapshot of its own
 -- (a read that took its watermark before the mark committed asks after
 -- its read, and keeps nothing if so: see the header).
--- Called by: lease_fresh, read_log_lanes.
+-- Called by: lease_fresh (read_log_lanes reads every lane's mark at once).
 CREATE OR REPLACE FUNCTION tributary.lane_moving(p_lane int) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
@@ -288,9 +288,9 @@ BEGIN
            CASE WHEN l.moving_since IS NOT NULL
                 THEN format('moving to %s since %s', tributary.group_node(l.moving_to),
                             to_char(l.moving_since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'))
-                WHEN tributary.lane_shard_group(l.lane) IS DISTINCT FROM l.node_group
-                THEN format('moved outside tributary (to %s): not read until adopted',
-                            tributary.group_node(tributary.lane_shard_group(l.lane)))
+                WHEN p.groupid IS DISTINCT FROM l.node_group
+                THEN format('moved outside tributary (to %s): not read until adopted', tributary.group_node(p.groupid))
                 ELSE 'readable' END
-      FROM tributary.citus_lanes l ORDER BY l.lane;
+      FROM tributary.citus_lanes l CROSS JOIN LATERAL (SELECT tributary.lane_shard_group(l.lane) AS groupid) p
+     ORDER BY l.lane;
 END $$;

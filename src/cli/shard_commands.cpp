@@ -9,8 +9,10 @@
 
 #include "aligned_table.h"
 #include "command.h"
+#include "metrics/metrics_server.h"
 #include "postgres/postgres_session.h"
 #include "postgres/postgres_shard_moves.h"
+#include "usage_error.h"
 
 namespace tributary::cli {
 
@@ -35,6 +37,15 @@ int list(const GlobalOptions& global) {
     return 0;
 }
 
+/// `--to` split into host and port, as every HOST:PORT flag is.
+std::pair<std::string, int> worker_address(const std::string& text) {
+    try {
+        return metrics::split_address(text);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--to: a worker is host:port, as pg_dist_node names it: ") + e.what());
+    }
+}
+
 /// Citus refuses a move while another one, or the creation of a co-located
 /// table (the maintainer's next partition of the log), is under way.
 bool refused_for_now(const std::exception& e) { return std::string(e.what()).find("concurrent") != std::string::npos; }
@@ -53,7 +64,8 @@ std::string advance_and_move(postgres::PostgresShardMoves& moves, const postgres
                   << "'s " << source_next << " (" << ms_since(start) << " ms)\n";
         start = Clock::now();
         try {
-            moves.move_placement(plan, mode);
+            moves.move_placement(plan.shard_id, metrics::split_address(plan.from_node),
+                                 metrics::split_address(plan.to_node), mode);
             std::cout << "shard group moved from " << plan.from_node << " to " << plan.to_node << " (" << mode << ", "
                       << ms_since(start) << " ms)\n";
             return target_next;
@@ -79,7 +91,7 @@ std::string advance_and_move(postgres::PostgresShardMoves& moves, const postgres
 /// unread until the same command is run again, which goes on from where
 /// it stopped.
 int move(const GlobalOptions& global, int lane, const std::string& to, std::int64_t margin, const std::string& mode) {
-    const auto [host, port] = postgres::node_address(to);
+    const auto [host, port] = worker_address(to);
     postgres::PostgresSession session(global.database_url());
     postgres::PostgresShardMoves moves(session);
     const auto plan = moves.begin(lane, host, port);

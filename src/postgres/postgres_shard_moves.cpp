@@ -2,7 +2,6 @@
 
 #include "api_call.h"
 #include "postgres/statements.h"
-#include "sql_errors.h"
 
 namespace tributary::postgres {
 
@@ -36,11 +35,10 @@ std::pair<std::string, std::string> PostgresShardMoves::prepare(int lane, std::i
     });
 }
 
-void PostgresShardMoves::move_placement(const ShardMovePlan& plan, const std::string& transfer_mode) {
-    const auto from = node_address(plan.from_node);
-    const auto to = node_address(plan.to_node);
+void PostgresShardMoves::move_placement(std::int64_t shard_id, const std::pair<std::string, int>& from,
+                                        const std::pair<std::string, int>& to, const std::string& transfer_mode) {
     api_call(session_, [&](pqxx::nontransaction& tx) {
-        tx.exec_params(sql::move_placement, plan.shard_id, from.first, from.second, to.first, to.second, transfer_mode);
+        tx.exec_params(sql::move_placement, shard_id, from.first, from.second, to.first, to.second, transfer_mode);
         return 0;
     });
 }
@@ -64,19 +62,6 @@ std::optional<std::string> PostgresShardMoves::adopt(int lane) {
         const auto r = tx.exec_params1(sql::adopt, lane);
         return r[0].is_null() ? std::nullopt : std::optional<std::string>(r[0].as<std::string>());
     });
-}
-
-std::pair<std::string, int> node_address(const std::string& text) {
-    const auto colon = text.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
-        throw InvalidRequest("a node is host:port, as pg_dist_node names it: got '" + text + "'");
-    try {
-        std::size_t used = 0;
-        const int port = std::stoi(text.substr(colon + 1), &used);
-        if (used == text.size() - colon - 1 && port > 0 && port < 65536) return {text.substr(0, colon), port};
-    } catch (const std::exception&) {
-    }
-    throw InvalidRequest("a node is host:port, as pg_dist_node names it: got '" + text + "'");
 }
 
 }  // namespace tributary::postgres

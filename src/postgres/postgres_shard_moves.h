@@ -45,7 +45,9 @@ public:
     ShardMovePlan begin(int lane, const std::string& host, int port);
     /// The source's and the target's next transaction ids after.
     std::pair<std::string, std::string> prepare(int lane, std::int64_t margin_ids);
-    void move_placement(const ShardMovePlan& plan, const std::string& transfer_mode);
+    /// Citus' move of shard `shard_id`'s group between two nodes, each (host, port).
+    void move_placement(std::int64_t shard_id, const std::pair<std::string, int>& from,
+                        const std::pair<std::string, int>& to, const std::string& transfer_mode);
     void abandon(int lane);
     ShardMoveEnd end(int lane, const std::string& prepared);
     /// The lane's worker now, or nothing when it had not moved.
@@ -54,8 +56,5 @@ public:
 private:
     PostgresSession& session_;
 };
-
-/// "host:port" split; throws InvalidRequest for anything else.
-std::pair<std::string, int> node_address(const std::string& text);
 
 }  // namespace tributary::postgres
