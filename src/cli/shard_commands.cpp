@@ -46,9 +46,15 @@ std::pair<std::string, int> worker_address(const std::string& text) {
     }
 }
 
-/// Citus refuses a move while another one, or the creation of a co-located
-/// table (the maintainer's next partition of the log), is under way.
-bool refused_for_now(const std::exception& e) { return std::string(e.what()).find("concurrent") != std::string::npos; }
+/// A move that failed for good: the lane is read where it is again.
+void abandon(postgres::PostgresShardMoves& moves, int lane) {
+    try {
+        moves.abandon(lane);
+    } catch (const std::exception& also) {
+        // The database went away too: the lane stays marked, and the same command finishes it.
+        std::cerr << "tributary: the lane stays marked moving: " << also.what() << "\n";
+    }
+}
 
 /// Steps 2 and 3, tried again a few times while Citus refuses the move for
 /// now (the counter moved on again first: the source's went on meanwhile).
@@ -64,24 +70,22 @@ std::string advance_and_move(postgres::PostgresShardMoves& moves, const postgres
                   << "'s " << source_next << " (" << ms_since(start) << " ms)\n";
         start = Clock::now();
         try {
-            moves.move_placement(plan.shard_id, metrics::split_address(plan.from_node),
-                                 metrics::split_address(plan.to_node), mode);
-            std::cout << "shard group moved from " << plan.from_node << " to " << plan.to_node << " (" << mode << ", "
-                      << ms_since(start) << " ms)\n";
-            return target_next;
-        } catch (const std::exception& e) {
-            if (attempt < kAttempts && refused_for_now(e)) {
-                std::cout << "Citus refused the move for now (another move, or a partition of the log being made): "
-                             "trying again in 2 s\n";
-                std::this_thread::sleep_for(std::chrono::seconds(2));
-                continue;
+            const auto done = moves.move_placement(plan.shard_id, metrics::split_address(plan.from_node),
+                                                   metrics::split_address(plan.to_node), mode);
+            if (done.moved) {
+                std::cout << "shard group moved from " << plan.from_node << " to " << plan.to_node << " (" << mode
+                          << ", " << ms_since(start) << " ms)\n";
+                return target_next;
             }
-            try {
-                moves.abandon(lane);
-            } catch (const std::exception& also) {
-                // The database went away too: the lane stays marked, and the same command finishes it.
-                std::cerr << "tributary: the lane stays marked moving: " << also.what() << "\n";
-            }
+            if (attempt == kAttempts)
+                throw std::runtime_error("Citus refused the move " + std::to_string(kAttempts) +
+                                         " times; the last: " + done.busy);
+            std::cout << "Citus cannot move it now (another move, a partition of the log being made, or a "
+                         "writer's lock): trying again in 2 s\n  "
+                      << done.busy << "\n";
+            std::this_thread::sleep_for(std::chrono::seconds(2));
+        } catch (const std::exception&) {
+            abandon(moves, lane);
             throw;
         }
     }
@@ -92,6 +96,7 @@ std::string advance_and_move(postgres::PostgresShardMoves& moves, const postgres
 /// it stopped.
 int move(const GlobalOptions& global, int lane, const std::string& to, std::int64_t margin, const std::string& mode) {
     const auto [host, port] = worker_address(to);
+    std::cout << std::unitbuf;  // each step's line as it happens, to a pipe or a log file too
     postgres::PostgresSession session(global.database_url());
     postgres::PostgresShardMoves moves(session);
     const auto plan = moves.begin(lane, host, port);

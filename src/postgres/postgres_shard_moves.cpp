@@ -9,6 +9,13 @@ namespace {
 
 namespace sql = statements::shard_moves;
 
+/// Citus refuses a move while another one, or a co-located table's creation,
+/// holds its lock (shard_transfer.c raises that without a SQLSTATE of its
+/// own); 55P03 is lock_timeout's, waiting for a writer's long transaction.
+bool refused_for_now(const pqxx::sql_error& e) {
+    return e.sqlstate() == "55P03" || std::string(e.what()).find("concurrent shard move") != std::string::npos;
+}
+
 }  // namespace
 
 std::vector<ShardLane> PostgresShardMoves::list() {
@@ -35,12 +42,19 @@ std::pair<std::string, std::string> PostgresShardMoves::prepare(int lane, std::i
     });
 }
 
-void PostgresShardMoves::move_placement(std::int64_t shard_id, const std::pair<std::string, int>& from,
-                                        const std::pair<std::string, int>& to, const std::string& transfer_mode) {
-    api_call(session_, [&](pqxx::nontransaction& tx) {
-        tx.exec_params(sql::move_placement, shard_id, from.first, from.second, to.first, to.second, transfer_mode);
-        return 0;
-    });
+PlacementMove PostgresShardMoves::move_placement(std::int64_t shard_id, const std::pair<std::string, int>& from,
+                                                 const std::pair<std::string, int>& to,
+                                                 const std::string& transfer_mode) {
+    try {
+        session_.run([&](pqxx::connection& c) {
+            pqxx::nontransaction tx(c);
+            tx.exec_params(sql::move_placement, shard_id, from.first, from.second, to.first, to.second, transfer_mode);
+        });
+        return {true, {}};
+    } catch (const pqxx::sql_error& e) {
+        if (refused_for_now(e)) return {false, server_message(e)};
+        throw_api_error(e);
+    }
 }
 
 void PostgresShardMoves::abandon(int lane) {

@@ -33,6 +33,15 @@ struct ShardMoveEnd {
     bool interleaved = false;
 };
 
+/// What Citus did with a move: done, or refused for now (`busy` says why),
+/// which the same move may try again: another move or the creation of a
+/// co-located table (the maintainer's next partition of the log) under way,
+/// or a lock a writer's transaction held past the session's lock_timeout.
+struct PlacementMove {
+    bool moved = false;
+    std::string busy;
+};
+
 /// Moves a shard of the log between Citus workers so that no lane skips an
 /// event (`tributary shard`), through sql/internal/17_shard_moves.sql, whose
 /// header gives the steps and why they are safe; the move itself is Citus'
@@ -46,8 +55,8 @@ public:
     /// The source's and the target's next transaction ids after.
     std::pair<std::string, std::string> prepare(int lane, std::int64_t margin_ids);
     /// Citus' move of shard `shard_id`'s group between two nodes, each (host, port).
-    void move_placement(std::int64_t shard_id, const std::pair<std::string, int>& from,
-                        const std::pair<std::string, int>& to, const std::string& transfer_mode);
+    PlacementMove move_placement(std::int64_t shard_id, const std::pair<std::string, int>& from,
+                                 const std::pair<std::string, int>& to, const std::string& transfer_mode);
     void abandon(int lane);
     ShardMoveEnd end(int lane, const std::string& prepared);
     /// The lane's worker now, or nothing when it had not moved.

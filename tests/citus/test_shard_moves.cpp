@@ -6,10 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "citus_cluster.h"
 #include "support/tributary_cli.h"
@@ -119,6 +122,41 @@ TEST_CASE("a shard moved by `tributary shard move` is read on its new worker wit
         "'::xid8[], array_fill(0::bigint, ARRAY[(SELECT count(*)::int FROM tributary.citus_lanes)])) "
         "WHERE source = 'pub.s1'");
     CHECK(tailed == "pub.s1/during,pub.s1/after");
+    cluster.reset();
+}
+
+/// Polls `ready` until it holds: a minute at most, so that a broken case fails instead of hanging.
+template <typename Ready>
+bool eventually(Ready ready) {
+    for (int i = 0; i < 600; ++i) {
+        if (ready()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+}
+
+TEST_CASE("a shard move that waits past lock_timeout for a writer's transaction is tried again", "[citus]") {
+    const CitusCluster cluster;
+    set_up(cluster, 0);
+    const auto lane = cluster.scalar("SELECT tributary.shard_lane(1)");
+    const auto to = other_worker(cluster.node_of(1));
+
+    // A writer's transaction open on the lane's shard holds the lock Citus' move needs.
+    pqxx::connection writer(cluster.url());
+    pqxx::work open_tx(writer);
+    open_tx.exec("SELECT tributary.publish('pub.s1', 'held', '{}')");
+    ChildProcess move(tributary_args(cluster.url(), {"shard", "move", "--lane", lane, "--to", cluster.address_of(to)}));
+    // Past the session's 5 s lock_timeout the attempt gives up and says so; then the writer commits.
+    REQUIRE(eventually([&] { return move.out().find("Citus cannot move it now") != std::string::npos; }));
+    open_tx.commit();
+
+    REQUIRE(move.wait_for(std::chrono::minutes(1)) == 0);
+    const auto out = move.out();
+    CHECK(out.find("lock timeout") != std::string::npos);
+    CHECK(out.find("is read on " + cluster.address_of(to) + " again") != std::string::npos);
+    CHECK(cluster.node_of(1) == to);
+    const auto events = drain(cluster, "g");
+    CHECK(std::count(events.begin(), events.end(), "pub.s1/held") == 1);
     cluster.reset();
 }
 
