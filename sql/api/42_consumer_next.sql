@@ -75,7 +75,7 @@ BEGIN
     PERFORM tributary.check_read_arguments(p_consumer, p_max);
     IF tributary.lanes_of(v_group) > 1 THEN
         -- A group of lanes (internal/32_lanes.sql): from the lanes this consumer holds.
-        SELECT * INTO v_lease FROM tributary.lane_lease(v_group, p_consumer, p_max) l;
+        SELECT * INTO v_lease FROM tributary.lane_lease_guarded(v_group, p_consumer, p_max) l;
         v_batch := v_lease.batch;
         IF v_batch.id IS NULL THEN
             RETURN QUERY SELECT NULL::bigint, NULL::uuid, NULL::int, '[]'::text, v_acked, NULL::int;

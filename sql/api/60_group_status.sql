@@ -51,3 +51,14 @@ BEGIN
 END $$;
 
 CREATE OR REPLACE VIEW tributary.group_status AS SELECT * FROM tributary.group_status_of(NULL);
+
+-- Group p_group's lease, or P0002 when there is no such group: what a
+-- consumer needs to start (`tributary consume`). Unlike group_status_of it
+-- counts no backlog, which on Citus asks every lane's worker: a consumer
+-- starts while a worker is down, and reads the others' lanes
+-- (internal/33_unreachable_workers.sql).
+-- Called by: consumers; `tributary consume`.
+CREATE OR REPLACE FUNCTION tributary.group_lease(p_group text) RETURNS interval
+LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+SELECT (tributary.group_by_name(p_group)).lease $$;

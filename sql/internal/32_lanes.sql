@@ -289,7 +289,7 @@ END $$;
 -- fresh events also the read's watermark and sources, as lease_fresh gives
 -- them (lane_batch_events reads the batch again with them); NULL for a batch
 -- that was waiting.
--- Called by: consumer_next, consumer_read.
+-- Called by: lane_lease_guarded.
 CREATE OR REPLACE FUNCTION tributary.lane_lease(g tributary.consumer_groups, p_consumer text, p_max int,
                                                  OUT batch tributary.consumer_batches, OUT lane int, OUT watermark xid8,
                                                  OUT sources bit varying, OUT names jsonb)
@@ -298,13 +298,23 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_lane record;    -- a row of tributary.group_lanes (a record: see lanes_of)
     v_fresh record;
+    -- On Citus, the lanes of the workers this session skips for now
+    -- (33_unreachable_workers.sql).
+    v_unreachable int[] := tributary.unreachable_lanes();
 BEGIN
     PERFORM tributary.hold_lane_share(g, p_consumer);
     FOR v_lane IN SELECT * FROM tributary.group_lanes l
                    WHERE l.group_id = g.id AND l.holder = p_consumer AND l.held_until > now()
+                     AND l.lane <> ALL (v_unreachable)
                    ORDER BY l.backlogged DESC, l.read_at NULLS FIRST, l.lane LOOP
         lane := v_lane.lane;
         batch := tributary.lease_waiting(g, p_consumer, lane);
+        IF batch.id IS NOT NULL AND tributary.lanes_by_shard() THEN
+            -- Its events are read on the lane's worker after this returns:
+            -- a worker that is down must fail here, under lane_lease_guarded's
+            -- savepoint, or the batch would come first again at every call.
+            PERFORM tributary.lane_watermark(lane);
+        END IF;
         IF batch.id IS NOT NULL THEN
             -- Held as long as the batch is leased (see lease_fresh).
             UPDATE tributary.group_lanes l SET held_until = greatest(l.held_until, batch.leased_until)

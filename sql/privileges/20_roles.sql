@@ -119,6 +119,7 @@ BEGIN
             -- The views group_status and dead_letters are these functions'
             -- rows (their caller's rights).
             tributary.group_status_of(text),
+            tributary.group_lease(text),
             tributary.dead_letters_of(text),
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)
@@ -166,6 +167,7 @@ BEGIN
             tributary.unheld_lanes(tributary.consumer_groups),
             tributary.group_lanes_status(text),
             tributary.group_status_of(text),
+            tributary.group_lease(text),
             tributary.dead_letters_of(text),
             tributary.tx_from(xid8),
             tributary.tx_to(xid8)

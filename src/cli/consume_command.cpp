@@ -52,7 +52,7 @@ std::string default_consumer_name() {
 
 /// The group, and how the database keeps sessions.
 struct FoundGroup {
-    postgres::GroupStatus status;
+    std::int64_t lease_ms;
     postgres::SessionKeeping keeping;
 };
 
@@ -89,12 +89,14 @@ std::optional<FoundGroup> find_group(const std::string& db, const std::string& g
             if (herald) postgres::Migrator(db).require_herald_functions();
             postgres::PostgresSession session(db, keeping);
             postgres::PostgresGroupAdmin admin(session);
-            auto status = admin.status(group);
-            if (!status)
+            // The lease alone, not the status: on Citus that counts every lane's backlog on its
+            // worker, and a consumer must start while one is down (docs/citus.md "A worker down").
+            const auto lease_ms = admin.lease_ms(group);
+            if (!lease_ms)
                 throw GroupNotFound("no consumer group named '" + group +
                                     "' (create it with `tributary group create`, see `tributary group list`)");
             if (said) spdlog::info("group={} database reachable again; starting", group);
-            return FoundGroup{*status, keeping};
+            return FoundGroup{*lease_ms, keeping};
         } catch (const DatabaseUnavailable& e) {
             if (!said)
                 spdlog::error("group={} database unavailable at start, retrying with backoff: {}", group, e.what());
@@ -122,7 +124,7 @@ int consume(const GlobalOptions& global, const ConsumeOptions& options) {
     consumer_options.consumer = options.consumer.empty() ? default_consumer_name() : options.consumer;
     consumer_options.batch_size = options.batch;
     consumer_options.concurrency = options.concurrency;
-    consumer_options.lease = std::chrono::milliseconds(group->status.lease_ms);
+    consumer_options.lease = std::chrono::milliseconds(group->lease_ms);
     consumer_options.shutdown_timeout = shutdown_timeout;
     consumer_options.until_idle = options.until_idle;
 

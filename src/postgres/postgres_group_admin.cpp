@@ -43,6 +43,16 @@ std::optional<GroupStatus> PostgresGroupAdmin::status(const std::string& name) {
     return rows.front();
 }
 
+std::optional<std::int64_t> PostgresGroupAdmin::lease_ms(const std::string& name) {
+    try {
+        return api_call(session_, [&](pqxx::nontransaction& tx) {
+            return std::optional<std::int64_t>(tx.exec_params1(sql::lease, name)[0].as<std::int64_t>());
+        });
+    } catch (const GroupNotFound&) {
+        return std::nullopt;
+    }
+}
+
 std::vector<GroupStatus> PostgresGroupAdmin::select_status(const std::optional<std::string>& name) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
         std::vector<GroupStatus> out;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ public:
     bool remove(const std::string& name);
     std::vector<GroupStatus> status();
     std::optional<GroupStatus> status(const std::string& name);
+    /// The group's lease in milliseconds, nothing when there is no such group: unlike
+    /// status(), it counts no backlog (on Citus, every lane's worker would be asked).
+    std::optional<std::int64_t> lease_ms(const std::string& name);
     /// The lanes of a group of lanes, in order (none for a group of one lane). Throws
     /// GroupNotFound for an unknown group.
     std::vector<LaneStatus> lanes(const std::string& group);

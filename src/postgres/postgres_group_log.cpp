@@ -155,7 +155,9 @@ namespace {
 class SessionGroupLog : public GroupLog {
 public:
     SessionGroupLog(const std::string& conninfo, const std::string& group, SessionKeeping keeping)
-        : session_(conninfo, keeping), log_(session_, group) {}
+        : session_(conninfo, keeping), log_(session_, group) {
+        session_.log_server_warnings("group=" + group);
+    }
     std::optional<LeasedBatch> read(const std::string& consumer, int max_events) override {
         return log_.read(consumer, max_events);
     }

@@ -29,7 +29,13 @@ void PostgresSession::prepare(std::string name, std::string sql) {
     statements_.emplace_back(std::move(name), std::move(sql));
 }
 
+void PostgresSession::log_server_warnings(std::string context) {
+    warnings_context_ = std::move(context);
+    if (connection_) warnings_ = std::make_unique<ServerWarnings>(*connection_, warnings_context_);
+}
+
 void PostgresSession::disconnect() noexcept {
+    warnings_.reset();  // before its connection
     if (!connection_) return;
     try {
         connection_->disconnect();
@@ -58,6 +64,7 @@ pqxx::connection& PostgresSession::connection() {
             for (const auto& [name, sql] : statements_) fresh->prepare(name, sql);
         }
         connection_ = std::move(fresh);
+        if (!warnings_context_.empty()) warnings_ = std::make_unique<ServerWarnings>(*connection_, warnings_context_);
         ++generation_;
         if (on_new_session_ && !recycled_) on_new_session_(generation_);
         recycled_ = false;

@@ -9,6 +9,7 @@
 
 #include <pqxx/pqxx>
 
+#include "server_warnings.h"
 #include "session_keeping.h"
 
 namespace tributary::postgres {
@@ -55,6 +56,11 @@ public:
         }
     }
 
+    /// Logs what the server says besides results (a RAISE WARNING of the
+    /// SQL API: a Citus worker that does not answer) with `context` first,
+    /// on this and every later connection (ServerWarnings).
+    void log_server_warnings(std::string context);
+
     /// Called with the new generation each time a session is opened (but
     /// not after recycle()).
     void on_new_session(std::function<void(std::uint64_t)> callback) { on_new_session_ = std::move(callback); }
@@ -83,6 +89,8 @@ private:
     SessionKeeping keeping_;
     std::vector<std::pair<std::string, std::string>> statements_;
     std::unique_ptr<pqxx::connection> connection_;
+    std::string warnings_context_;
+    std::unique_ptr<ServerWarnings> warnings_;  ///< connection_'s, when warnings_context_ is set
     std::uint64_t generation_ = 0;
     bool recycled_ = false;
     std::function<void(std::uint64_t)> on_new_session_;

@@ -30,6 +30,16 @@ std::string CitusCluster::node_url(const std::string& node) const {
     return done.out.substr(0, done.out.find('\n'));
 }
 
+void CitusCluster::down(const std::string& node) const {
+    const auto done = run_program({citus_tmp_, "down", dir_, node});
+    if (done.code != 0) throw std::runtime_error("citus-tmp down " + node + " failed: " + done.err);
+}
+
+void CitusCluster::up(const std::string& node) const {
+    const auto done = run_program({citus_tmp_, "up", dir_, node});
+    if (done.code != 0) throw std::runtime_error("citus-tmp up " + node + " failed: " + done.err);
+}
+
 void CitusCluster::reset() const { exec("DROP SCHEMA IF EXISTS tributary CASCADE"); }
 
 void CitusCluster::exec_on(const std::string& url, const std::string& sql) {

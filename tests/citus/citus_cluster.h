@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace tributary::testing {
 
@@ -17,6 +18,11 @@ public:
 
     /// The server log of node "coordinator", "worker1" or "worker2" (a scripts/pg-tmp directory's).
     std::string log_path(const std::string& node) const { return dir_ + "/" + node + "/log"; }
+
+    /// Stops node "worker1" or "worker2" (fast), keeping it, until up() (scripts/citus-tmp down).
+    void down(const std::string& node) const;
+    /// Starts a node down() stopped, and waits until it is ready.
+    void up(const std::string& node) const;
 
     /// Removes what a test left: tributary's schema (distributed tables too) on the coordinator.
     void reset() const;
@@ -38,6 +44,31 @@ private:
     std::string url_;
     std::string dir_;
     std::string citus_tmp_;
+};
+
+/// A node down for a part of a test: up again when it ends, a failed check's included.
+class NodeOutage {
+public:
+    NodeOutage(const CitusCluster& cluster, std::string node) : cluster_(cluster), node_(std::move(node)) {
+        cluster_.down(node_);
+    }
+    ~NodeOutage() {
+        try {
+            end();
+        } catch (...) {
+        }
+    }
+    NodeOutage(const NodeOutage&) = delete;
+    NodeOutage& operator=(const NodeOutage&) = delete;
+    void end() {
+        if (!ended_) cluster_.up(node_);
+        ended_ = true;
+    }
+
+private:
+    const CitusCluster& cluster_;
+    std::string node_;
+    bool ended_ = false;
 };
 
 /// Rolls back a test's prepared transaction `gid` on the worker at `worker_url` if it is still
