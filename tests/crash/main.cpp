@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -277,6 +278,14 @@ int run(const RunOptions& o) {
     {
         const Binaries bin;
         Cluster cluster(o.citus ? TRIBUTARY_CITUS_TMP : TRIBUTARY_PG_TMP, o.citus);
+        // A harness error leaves the servers' logs too, before the cluster goes with its directory.
+        struct LogsOnError {
+            const Cluster& cluster;
+            const std::string& log_dir;
+            ~LogsOnError() {
+                if (std::uncaught_exceptions() > 0) copy_server_logs(cluster, log_dir);
+            }
+        } logs_on_error{cluster, log_dir};
         run_tributary(bin, cluster, {"migrate"});
         cut_log_small(cluster, LogShape{});
         Sources sources(source_plan(o));
