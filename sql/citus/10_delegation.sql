@@ -14,6 +14,14 @@
 -- the coordinator, in its own session, around the turn, and passes NULL as
 -- p_lock_namespace.
 --
+-- A delegated call runs in a session Citus opened on the worker, which has
+-- none of the loader's settings (session/setup.sql): each function carries
+-- the loader's lock_timeout itself, so that a lock held on the worker (a
+-- stranger's, or a prepared transaction waiting for Citus' recovery) fails
+-- the turn after 5 s, as on one PostgreSQL, and the loader asks its other
+-- sources; without it the call would wait until the coordinator's
+-- statement_timeout. Citus propagates the ALTER to the workers.
+--
 -- Citus only (sql/citus/): a no-op where the log is not distributed.
 -- Re-applied as a whole by `migrate` whenever any file under sql/ changes.
 DO $$
@@ -34,5 +42,6 @@ BEGIN
         'tributary.loader_close_released(int, int, bigint, bigint)'
     ] LOOP
         PERFORM create_distributed_function(v_function::regprocedure, 'p_source', colocate_with => 'tributary.events');
+        EXECUTE format('ALTER FUNCTION %s SET lock_timeout = %L', v_function::regprocedure, '5s');
     END LOOP;
 END $$;

@@ -131,7 +131,7 @@ bool run_worker(int index, const Shared& shared) {
                 if (generation > 1) m->database_reconnected();
             });
         postgres::PostgresSourceRegistry catalog(session);
-        postgres::PostgresSourceTurn turn(session);
+        postgres::PostgresSourceTurn turn(session, &shared.stop);
         CurlEventFetcher fetcher(FetchLimits{}, shared.stop, &shared.body_budget);
         // OAuth2 tokens on a session of their own, opened only when an
         // OAuth2 source is first asked: the turn's session keeps its locks.

@@ -243,7 +243,8 @@ struct PostgresSourceTurn::BatchClose {
     }
 };
 
-PostgresSourceTurn::PostgresSourceTurn(PostgresSession& session) : session_(session) {
+PostgresSourceTurn::PostgresSourceTurn(PostgresSession& session, const StopSignal* stop)
+    : session_(session), stop_(stop) {
     session_.prepare(kClaim, sql::claim);
     session_.prepare(kAppend, sql::append);
     session_.prepare(kAdvance, sql::advance_cursor);
@@ -470,10 +471,12 @@ SourceTurn::Appended PostgresSourceTurn::with_retries(int source_id, bool give_a
             throw;
         } catch (const pqxx::transaction_rollback&) {
             // 40001, 40P01 (libpqxx 6.4 does not derive these from sql_error).
-            if (give_away || attempt == kAttempts) throw;
+            if (give_away || attempt == kAttempts || stopping()) throw;
             pause_before_retry(attempt);
         } catch (const pqxx::sql_error& e) {
-            if (give_away || !is_retryable(e) || attempt == kAttempts) throw;
+            // 55P03 included: each attempt may wait lock_timeout, and a
+            // stopping loader would wait out all of them.
+            if (give_away || !is_retryable(e) || attempt == kAttempts || stopping()) throw;
             pause_before_retry(attempt);
         }
     }

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/source_turn.h"
+#include "core/stop_signal.h"
 #include "postgres_session.h"
 
 namespace tributary::postgres {
@@ -35,7 +36,11 @@ namespace tributary::postgres {
 /// are tried once: a retry would need the payloads again.
 class PostgresSourceTurn : public SourceTurn {
 public:
-    explicit PostgresSourceTurn(PostgresSession& session);
+    /// With `stop`, a batch that lost a lock wait or a serialization race is
+    /// not tried again once a stop is asked for: the turn fails as it is
+    /// (nothing stored, the next run fetches the batch again), so that a
+    /// stopping loader does not wait out its retries.
+    explicit PostgresSourceTurn(PostgresSession& session, const StopSignal* stop = nullptr);
     Claim claim(const Source& source) override;
     Appended append_and_close(const Source& source, const Claim& claim, EventBatch batch, Progress progress) override;
     void close(const Source& source, const SlotClose& close) override;
@@ -82,11 +87,13 @@ private:
     /// After a turn's last statement: forgets the lock, and on Citus lets
     /// it go (the functions, run on a worker, cannot).
     void let_go(int source_id);
+    bool stopping() const { return stop_ != nullptr && stop_->stop_requested(); }
     /// Whether the log is distributed over Citus workers, asked once per
     /// session.
     bool distributed(pqxx::transaction_base& tx);
 
     PostgresSession& session_;
+    const StopSignal* stop_;
     /// The source locks this worker's session holds, and which session that
     /// is: a new session holds none.
     std::unordered_set<int> locks_;

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace tributary::testing {
@@ -78,5 +80,15 @@ struct PreparedGuard {
     std::string gid;
     ~PreparedGuard();
 };
+
+/// Polls `ready` until it holds: a minute at most, so that a broken case fails instead of hanging.
+template <typename Ready>
+bool eventually(Ready ready) {
+    for (int i = 0; i < 600; ++i) {
+        if (ready()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+}
 
 }  // namespace tributary::testing

@@ -130,6 +130,59 @@ TEST_CASE("a loader's turns run on their source's worker, in one transaction the
     cluster.reset();
 }
 
+TEST_CASE("a turn waits for a lock on its worker only lock_timeout, and a stopping loader tries it no more",
+          "[citus]") {
+    const CitusCluster cluster;
+    cluster.reset();
+    run_tributary(cluster.url(), {"migrate"});
+    const SourceServer server({"--sources", "2", "--backlog", "300"});
+    for (int i = 0; i < 2; ++i) {
+        const auto name = "demo.src-" + std::to_string(i);
+        run_tributary(cluster.url(), {"source", "add", name, "--url", server.events_url(name), "--interval-ms", "20"});
+    }
+    // Source 1's shard of the log locked against writes by a prepared transaction, as the
+    // maintainer's partition DDL leaves it when its connection is cut after PREPARE: until Citus'
+    // recovery (every citus.recover_2pc_interval) or an operator ends it.
+    const auto node = cluster.node_of(1);
+    const auto worker = cluster.node_url(node);
+    const auto shard = cluster.shard_of(1);
+    const PreparedGuard guard{worker, "tributary_test_ddl"};
+    CitusCluster::exec_on(worker, "BEGIN; SET LOCAL citus.enable_manual_changes_to_shards = on; LOCK TABLE " + shard +
+                                      " IN SHARE ROW EXCLUSIVE MODE; PREPARE TRANSACTION 'tributary_test_ddl'");
+    const auto log_before = file_text(cluster.log_path(node)).size();
+
+    ChildProcess loader(tributary_args(cluster.url(), {"run", "--no-maintain"}));
+    // The turn's call waits on the worker; the loader is asked to stop meanwhile.
+    REQUIRE(eventually([&] {
+        return CitusCluster::scalar_on(worker, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = '" +
+                                                   shard + "'::regclass") != "0";
+    }));
+    loader.signal(SIGTERM);
+    REQUIRE(loader.wait_for(std::chrono::minutes(1)) == 0);
+    INFO(loader.err());
+    // The wait ended at the loader's lock_timeout, which the delegated call carries to the
+    // worker (not at the coordinator's statement_timeout), and the turn says why.
+    CHECK(loader.err().find("source=demo.src-0") != std::string::npos);
+    CHECK(loader.err().find("canceling statement due to lock timeout") != std::string::npos);
+    // One attempt: a stop ends the retries of a batch that lost a lock wait.
+    const auto log = file_text(cluster.log_path(node)).substr(log_before);
+    std::size_t timeouts = 0;
+    for (auto at = log.find("due to lock timeout"); at != std::string::npos;
+         at = log.find("due to lock timeout", at + 1))
+        ++timeouts;
+    CHECK(timeouts == 1);
+
+    // Once the prepared transaction is gone, everything loads, once (`--until-idle` counts a
+    // source in its failure's backoff as done: run again until it is not).
+    CitusCluster::exec_on(worker, "ROLLBACK PREPARED 'tributary_test_ddl'");
+    CHECK(eventually([&] {
+        run_tributary(cluster.url(), {"run", "--until-idle", "--no-maintain"});
+        return cluster.scalar("SELECT count(*) FROM tributary.events") == "600";
+    }));
+    CHECK(cluster.scalar("SELECT count(DISTINCT (source_id, event_id)) FROM tributary.events") == "600");
+    cluster.reset();
+}
+
 TEST_CASE("every event takes the transaction id of the worker that holds it", "[citus]") {
     const CitusCluster cluster;
     cluster.reset();

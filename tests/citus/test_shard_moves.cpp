@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -123,16 +122,6 @@ TEST_CASE("a shard moved by `tributary shard move` is read on its new worker wit
         "WHERE source = 'pub.s1'");
     CHECK(tailed == "pub.s1/during,pub.s1/after");
     cluster.reset();
-}
-
-/// Polls `ready` until it holds: a minute at most, so that a broken case fails instead of hanging.
-template <typename Ready>
-bool eventually(Ready ready) {
-    for (int i = 0; i < 600; ++i) {
-        if (ready()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
 }
 
 TEST_CASE("a shard move that waits past lock_timeout for a writer's transaction is tried again", "[citus]") {
