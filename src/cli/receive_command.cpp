@@ -78,7 +78,7 @@ int receive(const GlobalOptions& global, const ReceiveOptions& options) {
     // catalogue refresh never waits behind a group commit.
     postgres::PostgresSession catalog_session(db), store_session(db);
     postgres::PostgresPushedSources catalog(catalog_session);
-    postgres::PostgresPushedEvents store(store_session);
+    postgres::PostgresPushedEvents store(store_session, &stop);
     receiver::ReceiverMetrics metrics(version_number());
     webhook::WebhookReceiver::Options receiver_options;
     receiver_options.max_queued_events = options.max_queued_events;

@@ -65,7 +65,8 @@ StoreArguments store_arguments(const std::vector<const webhook::PushedBatch*>& r
 
 }  // namespace
 
-PostgresPushedEvents::PostgresPushedEvents(PostgresSession& session) : session_(session) {
+PostgresPushedEvents::PostgresPushedEvents(PostgresSession& session, const StopSignal* stop)
+    : session_(session), stop_(stop) {
     session_.prepare(kStore, sql::store);
 }
 
@@ -81,6 +82,9 @@ std::vector<std::optional<std::size_t>> PostgresPushedEvents::store(
             if (!is_retryable(e)) throw std::runtime_error("PostgreSQL refused the events: " + server_message(e));
             if (attempt == kAttempts)
                 throw webhook::StoreUnavailable("group commit kept losing to concurrent writers: " + server_message(e));
+            if (stop_ != nullptr && stop_->stop_requested())
+                throw webhook::StoreUnavailable("group commit lost, and the receiver is stopping: " +
+                                                server_message(e));
             spdlog::debug("group commit lost a race ({}), trying again", e.sqlstate());
         }
     }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include <httplib.h>
 
@@ -232,6 +233,66 @@ TEST_CASE("a receiver's group commits store on the workers, stamped with their i
                                       "SELECT count(*) FROM tributary.events WHERE (tx_id::text::bigint % 4294967296)"
                                       "::text <> xmin::text") == "0");
     }
+    cluster.reset();
+}
+
+TEST_CASE(
+    "a receiver's commit waits for a lock on a worker only lock_timeout, and a stopping receiver tries it "
+    "no more",
+    "[citus]") {
+    const CitusCluster cluster;
+    cluster.reset();
+    run_tributary(cluster.url(), {"migrate"});
+    run_tributary(cluster.url(), {"source", "add", "hooks.a", "--push", "--insecure-no-auth"});
+    // The source's shard of the log locked against writes on its worker, as in the loader's case.
+    const auto node = cluster.node_of(1);
+    const auto worker = cluster.node_url(node);
+    const auto shard = cluster.shard_of(1);
+    const PreparedGuard guard{worker, "tributary_test_ddl"};
+    CitusCluster::exec_on(worker, "BEGIN; SET LOCAL citus.enable_manual_changes_to_shards = on; LOCK TABLE " + shard +
+                                      " IN SHARE ROW EXCLUSIVE MODE; PREPARE TRANSACTION 'tributary_test_ddl'");
+    const auto log_before = file_text(cluster.log_path(node)).size();
+
+    ChildProcess receiver(tributary_args(cluster.url(), {"receive", "--listen", "127.0.0.1:0"}));
+    const auto port = std::stoi(wait_for_log(receiver, R"(receiving webhooks on \S+ \(port (\d+)\))"));
+    int answered = 0;
+    std::thread sender([&] {
+        httplib::Client client("127.0.0.1", port);
+        client.set_read_timeout(120, 0);
+        const auto answer = client.Post("/sources/hooks.a/events", R"({"id": "a-1"})", "application/json");
+        answered = answer ? answer->status : -1;
+    });
+    // The group commit waits on the worker; the receiver is asked to stop meanwhile.
+    REQUIRE(eventually([&] {
+        return CitusCluster::scalar_on(worker, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = '" +
+                                                   shard + "'::regclass") != "0";
+    }));
+    receiver.signal(SIGTERM);
+    const auto code = receiver.wait_for(std::chrono::minutes(1));
+    sender.join();
+    INFO(receiver.err());
+    CHECK(code == 0);
+    // Refused at the lock_timeout the commit carries to the worker, once: the sender may retry.
+    CHECK(answered == 503);
+    CHECK(receiver.err().find("canceling statement due to lock timeout") != std::string::npos);
+    const auto log = file_text(cluster.log_path(node)).substr(log_before);
+    std::size_t timeouts = 0;
+    for (auto at = log.find("due to lock timeout"); at != std::string::npos;
+         at = log.find("due to lock timeout", at + 1))
+        ++timeouts;
+    CHECK(timeouts == 1);
+
+    // The retry, once the prepared transaction is gone, stores the event once.
+    CitusCluster::exec_on(worker, "ROLLBACK PREPARED 'tributary_test_ddl'");
+    ChildProcess again(tributary_args(cluster.url(), {"receive", "--listen", "127.0.0.1:0"}));
+    const auto again_port = std::stoi(wait_for_log(again, R"(receiving webhooks on \S+ \(port (\d+)\))"));
+    httplib::Client client("127.0.0.1", again_port);
+    const auto retried = client.Post("/sources/hooks.a/events", R"({"id": "a-1"})", "application/json");
+    REQUIRE(retried);
+    CHECK(retried->status == 201);
+    again.signal(SIGTERM);
+    again.wait_for(std::chrono::seconds(10));
+    CHECK(cluster.scalar("SELECT count(*) FROM tributary.events") == "1");
     cluster.reset();
 }
 
