@@ -46,14 +46,18 @@ BEGIN
        OR cardinality(p_requests) IS DISTINCT FROM jsonb_array_length(p_payloads) THEN
         RAISE EXCEPTION 'receiver_store: arrays of different lengths' USING ERRCODE = '22023';
     END IF;
-    -- On Citus the writes below wait for locks on the workers, in sessions
-    -- Citus opened there without this session's lock_timeout: propagated,
-    -- a SET LOCAL goes with the BEGIN Citus sends each worker, so that a
+    -- On Citus the writes below run on the workers, in sessions Citus
+    -- opened there without this session's settings. Propagated, a SET LOCAL
+    -- goes with the BEGIN Citus sends each worker: lock_timeout, so that a
     -- lock held there (a prepared transaction awaiting Citus' recovery)
-    -- fails the commit after 5 s, as on one PostgreSQL (docs/citus.md).
+    -- fails the commit after 5 s, as on one PostgreSQL; synchronous_commit,
+    -- so that a commit on one worker (not prepared, which is always flushed)
+    -- is durable before the 2xx whatever that worker's default
+    -- (docs/citus.md).
     IF tributary.log_is_distributed() THEN
         SET LOCAL citus.propagate_set_commands = 'local';
         SET LOCAL lock_timeout = '5s';
+        SET LOCAL synchronous_commit = on;
     END IF;
     -- READ UNCOMMITTED is READ COMMITTED in PostgreSQL: a snapshot per statement.
     IF current_setting('transaction_isolation') IN ('read committed', 'read uncommitted') THEN

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -33,6 +34,45 @@ std::string group_of_source(const CitusCluster& cluster, int id) {
         "WHERE s.shardid = get_shard_id_for_distribution_column('tributary.events', " +
         std::to_string(id) + ") LIMIT 1");
 }
+
+/// Source 1's shard of the log held against writes on its worker by a prepared transaction, as
+/// the maintainer's partition DDL leaves it when its connection is cut after PREPARE: until
+/// Citus' recovery (every citus.recover_2pc_interval) or an operator ends it.
+class HeldShard {
+public:
+    explicit HeldShard(const CitusCluster& cluster)
+        : log_path_(cluster.log_path(cluster.node_of(1))),
+          worker_(cluster.node_url(cluster.node_of(1))),
+          shard_(cluster.shard_of(1)),
+          guard_{worker_, "tributary_test_ddl"} {
+        CitusCluster::exec_on(worker_, "BEGIN; SET LOCAL citus.enable_manual_changes_to_shards = on; LOCK TABLE " +
+                                           shard_ + " IN SHARE ROW EXCLUSIVE MODE; PREPARE TRANSACTION '" + guard_.gid +
+                                           "'");
+        log_start_ = file_text(log_path_).size();
+    }
+    /// Whether a writer waits for the shard's lock on the worker.
+    bool writer_waits() const {
+        return CitusCluster::scalar_on(worker_, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = '" +
+                                                    shard_ + "'::regclass") != "0";
+    }
+    /// How many statements the worker cancelled at lock_timeout since the hold began.
+    std::size_t lock_timeouts() const {
+        const auto log = file_text(log_path_).substr(log_start_);
+        std::size_t count = 0;
+        for (auto at = log.find("due to lock timeout"); at != std::string::npos;
+             at = log.find("due to lock timeout", at + 1))
+            ++count;
+        return count;
+    }
+    void release() const { CitusCluster::exec_on(worker_, "ROLLBACK PREPARED '" + guard_.gid + "'"); }
+
+private:
+    std::string log_path_;
+    std::string worker_;
+    std::string shard_;
+    PreparedGuard guard_;
+    std::size_t log_start_ = 0;
+};
 
 constexpr int kSources = 6;
 constexpr int kBacklog = 1200;
@@ -141,23 +181,10 @@ TEST_CASE("a turn waits for a lock on its worker only lock_timeout, and a stoppi
         const auto name = "demo.src-" + std::to_string(i);
         run_tributary(cluster.url(), {"source", "add", name, "--url", server.events_url(name), "--interval-ms", "20"});
     }
-    // Source 1's shard of the log locked against writes by a prepared transaction, as the
-    // maintainer's partition DDL leaves it when its connection is cut after PREPARE: until Citus'
-    // recovery (every citus.recover_2pc_interval) or an operator ends it.
-    const auto node = cluster.node_of(1);
-    const auto worker = cluster.node_url(node);
-    const auto shard = cluster.shard_of(1);
-    const PreparedGuard guard{worker, "tributary_test_ddl"};
-    CitusCluster::exec_on(worker, "BEGIN; SET LOCAL citus.enable_manual_changes_to_shards = on; LOCK TABLE " + shard +
-                                      " IN SHARE ROW EXCLUSIVE MODE; PREPARE TRANSACTION 'tributary_test_ddl'");
-    const auto log_before = file_text(cluster.log_path(node)).size();
-
+    const HeldShard held(cluster);
     ChildProcess loader(tributary_args(cluster.url(), {"run", "--no-maintain"}));
     // The turn's call waits on the worker; the loader is asked to stop meanwhile.
-    REQUIRE(eventually([&] {
-        return CitusCluster::scalar_on(worker, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = '" +
-                                                   shard + "'::regclass") != "0";
-    }));
+    REQUIRE(eventually([&] { return held.writer_waits(); }));
     loader.signal(SIGTERM);
     REQUIRE(loader.wait_for(std::chrono::minutes(1)) == 0);
     INFO(loader.err());
@@ -166,16 +193,11 @@ TEST_CASE("a turn waits for a lock on its worker only lock_timeout, and a stoppi
     CHECK(loader.err().find("source=demo.src-0") != std::string::npos);
     CHECK(loader.err().find("canceling statement due to lock timeout") != std::string::npos);
     // One attempt: a stop ends the retries of a batch that lost a lock wait.
-    const auto log = file_text(cluster.log_path(node)).substr(log_before);
-    std::size_t timeouts = 0;
-    for (auto at = log.find("due to lock timeout"); at != std::string::npos;
-         at = log.find("due to lock timeout", at + 1))
-        ++timeouts;
-    CHECK(timeouts == 1);
+    CHECK(held.lock_timeouts() == 1);
 
     // Once the prepared transaction is gone, everything loads, once (`--until-idle` counts a
     // source in its failure's backoff as done: run again until it is not).
-    CitusCluster::exec_on(worker, "ROLLBACK PREPARED 'tributary_test_ddl'");
+    held.release();
     CHECK(eventually([&] {
         run_tributary(cluster.url(), {"run", "--until-idle", "--no-maintain"});
         return cluster.scalar("SELECT count(*) FROM tributary.events") == "600";
@@ -244,16 +266,10 @@ TEST_CASE(
     cluster.reset();
     run_tributary(cluster.url(), {"migrate"});
     run_tributary(cluster.url(), {"source", "add", "hooks.a", "--push", "--insecure-no-auth"});
-    // The source's shard of the log locked against writes on its worker, as in the loader's case.
-    const auto node = cluster.node_of(1);
-    const auto worker = cluster.node_url(node);
-    const auto shard = cluster.shard_of(1);
-    const PreparedGuard guard{worker, "tributary_test_ddl"};
-    CitusCluster::exec_on(worker, "BEGIN; SET LOCAL citus.enable_manual_changes_to_shards = on; LOCK TABLE " + shard +
-                                      " IN SHARE ROW EXCLUSIVE MODE; PREPARE TRANSACTION 'tributary_test_ddl'");
-    const auto log_before = file_text(cluster.log_path(node)).size();
-
-    ChildProcess receiver(tributary_args(cluster.url(), {"receive", "--listen", "127.0.0.1:0"}));
+    const HeldShard held(cluster);
+    const auto log_before = file_text(cluster.log_path("coordinator")).size();
+    ChildProcess receiver(tributary_args(cluster.url(), {"receive", "--listen", "127.0.0.1:0"}),
+                          {"PGOPTIONS=-c citus.log_remote_commands=on -c log_min_messages=notice"});
     const auto port = std::stoi(wait_for_log(receiver, R"(receiving webhooks on \S+ \(port (\d+)\))"));
     int answered = 0;
     std::thread sender([&] {
@@ -263,10 +279,7 @@ TEST_CASE(
         answered = answer ? answer->status : -1;
     });
     // The group commit waits on the worker; the receiver is asked to stop meanwhile.
-    REQUIRE(eventually([&] {
-        return CitusCluster::scalar_on(worker, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = '" +
-                                                   shard + "'::regclass") != "0";
-    }));
+    REQUIRE(eventually([&] { return held.writer_waits(); }));
     receiver.signal(SIGTERM);
     const auto code = receiver.wait_for(std::chrono::minutes(1));
     sender.join();
@@ -275,15 +288,18 @@ TEST_CASE(
     // Refused at the lock_timeout the commit carries to the worker, once: the sender may retry.
     CHECK(answered == 503);
     CHECK(receiver.err().find("canceling statement due to lock timeout") != std::string::npos);
-    const auto log = file_text(cluster.log_path(node)).substr(log_before);
-    std::size_t timeouts = 0;
-    for (auto at = log.find("due to lock timeout"); at != std::string::npos;
-         at = log.find("due to lock timeout", at + 1))
-        ++timeouts;
-    CHECK(timeouts == 1);
+    CHECK(held.lock_timeouts() == 1);
+    // Both settings went with the worker's BEGIN: its commit is synchronous too.
+    std::istringstream log(file_text(cluster.log_path("coordinator")).substr(log_before));
+    bool sent = false;
+    for (std::string line; std::getline(log, line);)
+        sent = sent || (line.find("issuing BEGIN") != std::string::npos &&
+                        line.find("SET LOCAL lock_timeout = '5s'") != std::string::npos &&
+                        line.find("SET LOCAL synchronous_commit = on") != std::string::npos);
+    CHECK(sent);
 
     // The retry, once the prepared transaction is gone, stores the event once.
-    CitusCluster::exec_on(worker, "ROLLBACK PREPARED 'tributary_test_ddl'");
+    held.release();
     ChildProcess again(tributary_args(cluster.url(), {"receive", "--listen", "127.0.0.1:0"}));
     const auto again_port = std::stoi(wait_for_log(again, R"(receiving webhooks on \S+ \(port (\d+)\))"));
     httplib::Client client("127.0.0.1", again_port);
