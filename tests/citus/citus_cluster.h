@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <thread>
 #include <utility>
@@ -80,6 +81,13 @@ struct PreparedGuard {
     std::string gid;
     ~PreparedGuard();
 };
+
+/// How many times `what` occurs in `text`, none overlapping.
+inline std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+    return n;
+}
 
 /// Polls `ready` until it holds: a minute at most, so that a broken case fails instead of hanging.
 template <typename Ready>

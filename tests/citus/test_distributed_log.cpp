@@ -57,12 +57,7 @@ public:
     }
     /// How many statements the worker cancelled at lock_timeout since the hold began.
     std::size_t lock_timeouts() const {
-        const auto log = file_text(log_path_).substr(log_start_);
-        std::size_t count = 0;
-        for (auto at = log.find("due to lock timeout"); at != std::string::npos;
-             at = log.find("due to lock timeout", at + 1))
-            ++count;
-        return count;
+        return count_of(file_text(log_path_).substr(log_start_), "due to lock timeout");
     }
     void release() const { CitusCluster::exec_on(worker_, "ROLLBACK PREPARED '" + guard_.gid + "'"); }
 

@@ -97,12 +97,6 @@ struct TailRead {
     int status = 0;
 };
 
-std::size_t count_of(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-    return n;
-}
-
 TailRead read_tail(int port, const std::string& query, std::size_t events, httplib::Headers headers = {}) {
     httplib::Client client("127.0.0.1", port);
     client.set_read_timeout(30, 0);
