@@ -13,20 +13,28 @@
 --      its watermark before the mark finds the mark afterwards and keeps
 --      nothing: lane_moving). Every position of the lane is now below A's
 --      counter as it was when the mark committed;
---   2. shard_move_prepare moves B's counter past A's counter plus a margin,
---      by empty transactions on B: every id B gives from then on is above
---      every position of the lane;
---   3. citus_move_shard_placement moves the shard group (the caller sends
---      it; it is not to run inside a function);
---   4. shard_move_end moves B's counter past A's again (so the rows that
---      came, which A may have written up to the switch, are below B's
---      watermark soon), records B as the lane's worker and lets it be read.
--- Nothing a group or tail reads is skipped, whatever A did meanwhile. The
--- margin keeps each source's order across the move: A writes to the shard
--- until Citus blocks its writes (block_writes: as the move begins; logical
--- replication: at the switch), and if its counter passed B's by then, its
--- last rows and B's first may interleave (shard_move_end says when it may
--- have happened).
+--   2. shard_move_prepare moves B's counter past A's, by empty transactions
+--      on B, so that step 3's, under the block, is short;
+--   3. one transaction moves the shard group and records it:
+--      shard_move_block blocks the group's writes (Citus' own lock, see
+--      there) and settles what two-phase commits left on A;
+--      citus_move_shard_placement copies the group to B (block_writes: the
+--      lock is taken again, held to the end); shard_move_end moves B's
+--      counter past A's again, records B as the lane's worker and lets it
+--      be read. The group's writes go on, on B, when it commits.
+-- Nothing a group or tail reads is skipped, and each source's order holds:
+-- every row that came was written on A before the block, below A's
+-- counter then, and B's counter is past it before B's first write.
+--
+-- Why the two-phase commits. A statement that wrote to both workers commits
+-- in two phases; cut after its PREPARE on A, its coordinator's commit
+-- stands and Citus' recovery commits A's part later (every
+-- citus.recover_2pc_interval), into A's placement of the shard. Citus' copy
+-- does not see a prepared transaction's rows, and after the move A's
+-- placement is an orphan that Citus drops: those rows, acknowledged long
+-- before, would be lost (the crash suite lost two pushed events so). So the
+-- move settles them first, under the block, and refuses for now what it
+-- cannot settle.
 --
 -- A shard moved by other means (citus_rebalance_start, or by hand) is
 -- found by the next read: its worker is not the lane's recorded one, and
@@ -73,7 +81,7 @@ BEGIN
 END $$;
 
 -- The worker group that holds lane p_lane's shard, by Citus' metadata.
--- Called by: shard_move_begin, shard_move_end, shard_adopt, shard_list.
+-- Called by: shard_move_begin, shard_move_block, shard_move_end, shard_adopt, shard_list.
 CREATE OR REPLACE FUNCTION tributary.lane_shard_group(p_lane int) RETURNS int
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -82,7 +90,7 @@ BEGIN
 END $$;
 
 -- A worker group's node as 'host:port' (NULL for none).
--- Called by: shard_move_begin, shard_list.
+-- Called by: shard_move_begin, shard_move_block, shard_list.
 CREATE OR REPLACE FUNCTION tributary.group_node(p_group int) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -90,26 +98,37 @@ BEGIN
              WHERE n.groupid = p_group AND n.noderole = 'primary' ORDER BY n.nodeid LIMIT 1);
 END $$;
 
--- The next transaction id of worker group p_group, read there (a
--- connection of run_command_on_workers' own). Raises when it does not answer.
+-- What p_query answers on worker group p_group, run there (a connection of
+-- run_command_on_workers' own, which runs it on every worker): p_query
+-- answers 'GROUPID ANSWER', and the ANSWER of p_group's worker is returned.
+-- Raises when that worker does not answer, naming p_what.
+-- Called by: group_next_xid, group_prepared_holders.
+CREATE OR REPLACE FUNCTION tributary.group_answer(p_group int, p_query text, p_what text) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_answer text;
+    v_failed text;
+BEGIN
+    SELECT max(w.result) FILTER (WHERE w.success AND split_part(w.result, ' ', 1) = p_group::text),
+           string_agg(w.nodename || ':' || w.nodeport || ': ' || w.result, '; ') FILTER (WHERE NOT w.success)
+      INTO v_answer, v_failed
+      FROM run_command_on_workers(p_query) w;
+    IF v_answer IS NULL THEN
+        RAISE EXCEPTION '% of worker group % could not be read: %', p_what, p_group,
+            coalesce(v_failed, 'no such worker') USING ERRCODE = '58000';
+    END IF;
+    RETURN substr(v_answer, length(p_group::text) + 2);
+END $$;
+
+-- The next transaction id of worker group p_group, read there. Raises when
+-- it does not answer.
 -- Called by: shard_move_prepare, shard_move_end, shard_adopt.
 CREATE OR REPLACE FUNCTION tributary.group_next_xid(p_group int) RETURNS xid8
 LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    v_next xid8;
-    v_failed text;
 BEGIN
-    SELECT max(split_part(w.result, ' ', 2)::xid8)
-               FILTER (WHERE w.success AND split_part(w.result, ' ', 1) = p_group::text),
-           string_agg(w.nodename || ':' || w.nodeport || ': ' || w.result, '; ') FILTER (WHERE NOT w.success)
-      INTO v_next, v_failed
-      FROM run_command_on_workers($c$SELECT g.groupid || ' ' || pg_snapshot_xmax(pg_current_snapshot())
-                                       FROM pg_catalog.pg_dist_local_group g$c$) w;
-    IF v_next IS NULL THEN
-        RAISE EXCEPTION 'the transaction counter of worker group % could not be read: %', p_group,
-            coalesce(v_failed, 'no such worker') USING ERRCODE = '58000';
-    END IF;
-    RETURN v_next;
+    RETURN tributary.group_answer(p_group, $c$SELECT g.groupid || ' ' || pg_snapshot_xmax(pg_current_snapshot())
+                                                FROM pg_catalog.pg_dist_local_group g$c$,
+                                  'the transaction counter')::xid8;
 END $$;
 
 -- Moves worker group p_group's counter on to p_to, if it is below: empty
@@ -177,32 +196,96 @@ BEGIN
     already_moved := v_at = v_to;
 END $$;
 
--- Step 2: moves the target's counter past the source's plus p_margin ids
--- (see the header), after the lane was marked moving. Returns both
--- counters after: every id the target gives from then on is above every
--- position of the lane. The margin stops a quarter of the way to the end
--- of the last partition made (an event past it would land in the default
--- partition, and the maintainer needs the rest to make the next ones in
--- time), never below one id past the source's counter.
+-- Step 2: moves the target's counter past the source's, after the lane was
+-- marked moving (so that step 3 has little to move under the block).
+-- Returns both counters after.
 -- Called by: `tributary shard move`.
-CREATE OR REPLACE FUNCTION tributary.shard_move_prepare(p_lane int, p_margin bigint,
-                                                        OUT source_next xid8, OUT target_next xid8)
+DROP FUNCTION IF EXISTS tributary.shard_move_prepare(int, bigint);
+CREATE OR REPLACE FUNCTION tributary.shard_move_prepare(p_lane int, OUT source_next xid8, OUT target_next xid8)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_lane record;
-    v_ahead_end numeric := (SELECT max(p.to_tx)::text::numeric FROM tributary.partitions p);
-    v_source numeric;
-    v_target numeric;
 BEGIN
     SELECT * INTO v_lane FROM tributary.citus_lanes l WHERE l.lane = p_lane;
     IF v_lane.moving_since IS NULL THEN
         RAISE EXCEPTION 'lane % is not being moved (shard_move_begin first)', p_lane USING ERRCODE = '55000';
     END IF;
     source_next := tributary.group_next_xid(v_lane.node_group);
-    v_source := source_next::text::numeric;
-    v_target := greatest(v_source + 1,
-                         least(v_source + greatest(p_margin, 1), v_source + floor((v_ahead_end - v_source) / 4)));
-    target_next := tributary.advance_group_counter(v_lane.moving_to, v_target::text::xid8);
+    target_next := tributary.advance_group_counter(v_lane.moving_to, source_next);
+END $$;
+
+-- Lane p_lane's shard group: the shards of every table co-located with the
+-- log (partitions included) that hold the lane's sources, ordered by id, and
+-- their qualified names.
+-- Called by: shard_move_block.
+CREATE OR REPLACE FUNCTION tributary.lane_shards(p_lane int, OUT shard_ids bigint[], OUT shard_names text[])
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    SELECT array_agg(s.shardid ORDER BY s.shardid), array_agg(shard_name(s.logicalrelid, s.shardid) ORDER BY s.shardid)
+      INTO shard_ids, shard_names
+      FROM pg_dist_shard s JOIN pg_dist_partition p ON p.logicalrelid = s.logicalrelid
+     WHERE p.colocationid = (SELECT e.colocationid FROM pg_dist_partition e
+                              WHERE e.logicalrelid = 'tributary.events'::regclass)
+       AND s.shardminvalue = (SELECT d.shardminvalue FROM pg_dist_shard d JOIN tributary.citus_lanes l
+                                  ON l.shard_id = d.shardid WHERE l.lane = p_lane);
+END $$;
+
+-- The prepared transactions on worker group p_group that hold a lock on one
+-- of the tables p_tables (their gids, comma-separated), read there; NULL for
+-- none. Raises when it does not answer. A prepared transaction's locks are
+-- those with no pid.
+-- Called by: shard_move_block.
+CREATE OR REPLACE FUNCTION tributary.group_prepared_holders(p_group int, p_tables text[]) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    RETURN nullif(tributary.group_answer(p_group, format(
+               $c$SELECT g.groupid || ' ' || coalesce(
+                     (SELECT string_agg(DISTINCT x.gid, ', ' ORDER BY x.gid)
+                        FROM pg_locks r
+                        JOIN pg_locks t ON t.virtualtransaction = r.virtualtransaction
+                                       AND t.locktype = 'transactionid' AND t.pid IS NULL
+                        JOIN pg_prepared_xacts x ON x.transaction = t.transactionid
+                       WHERE r.pid IS NULL AND r.locktype = 'relation'
+                         AND r.relation IN (SELECT to_regclass(n) FROM unnest(%L::text[]) n)), '')
+                  FROM pg_catalog.pg_dist_local_group g$c$, p_tables), 'the prepared transactions'), '');
+END $$;
+
+-- Step 3, first in the transaction that moves the shard group: blocks the
+-- group's writes and settles the two-phase commits that hold it on its
+-- worker (the header says why). The lock is Citus' own, which its move
+-- takes too (ExclusiveLock on the shards' metadata, lock_shard_metadata's
+-- mode 7): every write of these shards through a coordinator holds it shared
+-- until its transaction ends. Once it is ours, a prepared transaction that
+-- holds the group is one whose coordinator's transaction ended: Citus'
+-- recovery commits it (the coordinator committed) or rolls it back, here
+-- when this role may call it (a superuser; else the maintenance daemon does,
+-- every citus.recover_2pc_interval). One that is left (recovery could not
+-- settle it, or it is not Citus') fails the move for now (55P03, which
+-- `shard move` tries again, as a lock it waited for past lock_timeout).
+-- Called by: `tributary shard move`.
+CREATE OR REPLACE FUNCTION tributary.shard_move_block(p_lane int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_shards record;
+    v_at int := tributary.lane_shard_group(p_lane);
+    v_holders text;
+BEGIN
+    IF NOT coalesce((SELECT l.moving_since IS NOT NULL FROM tributary.citus_lanes l WHERE l.lane = p_lane), false) THEN
+        RAISE EXCEPTION 'lane % is not being moved (shard_move_begin first)', p_lane USING ERRCODE = '55000';
+    END IF;
+    SELECT * INTO v_shards FROM tributary.lane_shards(p_lane);
+    PERFORM lock_shard_metadata(7, v_shards.shard_ids);
+    IF has_function_privilege('pg_catalog.recover_prepared_transactions()', 'EXECUTE') THEN
+        PERFORM recover_prepared_transactions();
+    END IF;
+    v_holders := tributary.group_prepared_holders(v_at, v_shards.shard_names);
+    IF v_holders IS NOT NULL THEN
+        RAISE EXCEPTION 'lane %''s shard group is held on % by prepared transaction(s) % that Citus'' recovery has not '
+                        'committed or rolled back yet', p_lane, tributary.group_node(v_at), v_holders
+            USING ERRCODE = '55P03',
+                  HINT = 'The coordinator''s maintenance daemon settles them every citus.recover_2pc_interval; '
+                         'a superuser can at once with SELECT recover_prepared_transactions().';
+    END IF;
 END $$;
 
 -- Step 3's undoing when the move failed and the shard is still where it
@@ -215,16 +298,14 @@ BEGIN
      WHERE l.lane = p_lane AND tributary.lane_shard_group(p_lane) = l.node_group;
 END $$;
 
--- Step 4: the shard is at the target; its counter is moved past the
+-- Step 3, last: the shard is at the target; its counter is moved past the
 -- source's again, the target recorded as the lane's worker, the lane read
--- again. p_prepared is step 2's answer: when the source's counter passed
--- it before the move ended (interleaved), the rows the source wrote last
--- and the target's first may be out of each source's order (never
--- skipped).
+-- again. In the move's transaction, under the block. Alone (a move Citus
+-- had made before, the lane still marked), the target may have stored
+-- events of the shard meanwhile, maybe below the source's last.
 -- Called by: `tributary shard move`.
-CREATE OR REPLACE FUNCTION tributary.shard_move_end(p_lane int, p_prepared xid8,
-                                                    OUT source_next xid8, OUT target_next xid8,
-                                                    OUT interleaved boolean)
+DROP FUNCTION IF EXISTS tributary.shard_move_end(int, xid8);
+CREATE OR REPLACE FUNCTION tributary.shard_move_end(p_lane int, OUT source_next xid8, OUT target_next xid8)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_lane record;
@@ -238,7 +319,6 @@ BEGIN
     END IF;
     source_next := tributary.group_next_xid(v_lane.node_group);
     target_next := tributary.advance_group_counter(v_lane.moving_to, source_next);
-    interleaved := p_prepared IS NULL OR source_next > p_prepared;
     UPDATE tributary.citus_lanes l SET node_group = l.moving_to, moving_since = NULL, moving_to = NULL
      WHERE l.lane = p_lane;
 END $$;

@@ -56,32 +56,32 @@ void abandon(postgres::PostgresShardMoves& moves, int lane) {
     }
 }
 
-/// Steps 2 and 3, tried again a few times while Citus refuses the move for
-/// now (the counter moved on again first: the source's went on meanwhile).
-/// Returns step 2's answer, the target's counter. A move that fails for
-/// good leaves the shard where it was, and the lane is read there again.
-std::string advance_and_move(postgres::PostgresShardMoves& moves, const postgres::ShardMovePlan& plan, int lane,
-                             std::int64_t margin, const std::string& mode) {
+/// Steps 2 and 3, tried again a few times while the move is refused for now
+/// (the counter moved on again first: the source's went on meanwhile). A
+/// move that fails for good leaves the shard where it was, and the lane is
+/// read there again.
+postgres::ShardMoveEnd advance_and_move(postgres::PostgresShardMoves& moves, const postgres::ShardMovePlan& plan,
+                                        int lane) {
     constexpr int kAttempts = 5;
     for (int attempt = 1;; ++attempt) {
         auto start = Clock::now();
-        const auto [source_next, target_next] = moves.prepare(lane, margin);
+        const auto [source_next, target_next] = moves.prepare(lane);
         std::cout << plan.to_node << "'s transaction counter moved to " << target_next << ", past " << plan.from_node
                   << "'s " << source_next << " (" << ms_since(start) << " ms)\n";
         start = Clock::now();
         try {
-            const auto done = moves.move_placement(plan.shard_id, metrics::split_address(plan.from_node),
-                                                   metrics::split_address(plan.to_node), mode);
+            const auto done = moves.move(lane, plan.shard_id, metrics::split_address(plan.from_node),
+                                         metrics::split_address(plan.to_node));
             if (done.moved) {
-                std::cout << "shard group moved from " << plan.from_node << " to " << plan.to_node << " (" << mode
-                          << ", " << ms_since(start) << " ms)\n";
-                return target_next;
+                std::cout << "shard group moved from " << plan.from_node << " to " << plan.to_node << " (block_writes, "
+                          << ms_since(start) << " ms)\n";
+                return done.end;
             }
             if (attempt == kAttempts)
-                throw std::runtime_error("Citus refused the move " + std::to_string(kAttempts) +
+                throw std::runtime_error("the move was refused " + std::to_string(kAttempts) +
                                          " times; the last: " + done.busy);
-            std::cout << "Citus cannot move it now (another move, a partition of the log being made, or a "
-                         "writer's lock): trying again in 2 s\n  "
+            std::cout << "the shard group cannot move now (another move, a partition of the log being made, a "
+                         "writer's lock or a prepared transaction): trying again in 2 s\n  "
                       << done.busy << "\n";
             std::this_thread::sleep_for(std::chrono::seconds(2));
         } catch (const std::exception&) {
@@ -91,31 +91,29 @@ std::string advance_and_move(postgres::PostgresShardMoves& moves, const postgres
     }
 }
 
-/// The four steps, each its own transaction. Interrupted, the lane stays
+/// The three steps, each its own transaction. Interrupted, the lane stays
 /// unread until the same command is run again, which goes on from where
 /// it stopped.
-int move(const GlobalOptions& global, int lane, const std::string& to, std::int64_t margin, const std::string& mode) {
+int move(const GlobalOptions& global, int lane, const std::string& to) {
     const auto [host, port] = worker_address(to);
     std::cout << std::unitbuf;  // each step's line as it happens, to a pipe or a log file too
     postgres::PostgresSession session(global.database_url());
     postgres::PostgresShardMoves moves(session);
     const auto plan = moves.begin(lane, host, port);
     std::cout << "lane " << lane << " (shard " << plan.shard_id << "): not read until the move ends\n";
-    std::string prepared;
-    if (plan.already_moved)
+    if (plan.already_moved) {
         std::cout << "its shard is on " << plan.to_node << " already: finishing the move begun before\n";
-    else prepared = advance_and_move(moves, plan, lane, margin, mode);
-    const auto done = moves.end(lane, prepared);
+        const auto done = moves.end(lane);
+        std::cout << "lane " << lane << " is read on " << plan.to_node << " again; its counter is at "
+                  << done.target_next << "\n";
+        std::cout << "note: the shard reached " << plan.to_node << " before this run, which cannot tell what it "
+                  << "stored meanwhile: those events and the ones " << plan.from_node
+                  << " stored last in this shard may be read out of each source's order (none is skipped)\n";
+        return 0;
+    }
+    const auto done = advance_and_move(moves, plan, lane);
     std::cout << "lane " << lane << " is read on " << plan.to_node << " again; its counter is at " << done.target_next
-              << "\n";
-    if (done.interleaved && prepared.empty())
-        std::cout << "note: the move was begun by an earlier run, whose counters are not known here: the events "
-                  << plan.from_node << " stored last in this shard and the first stored on " << plan.to_node
-                  << " may be read out of each source's order (none is skipped)\n";
-    else if (done.interleaved)
-        std::cout << "note: " << plan.from_node << "'s counter (" << done.source_next << ") passed the margin during "
-                  << "the move: the events it stored last in this shard and the first stored on " << plan.to_node
-                  << " may be read out of each source's order (none is skipped); a larger --margin-ids avoids it\n";
+              << ", past " << plan.from_node << "'s " << done.source_next << "\n";
     return 0;
 }
 
@@ -143,26 +141,12 @@ void add_shard_commands(CLI::App& app, const GlobalOptions& global, Action& acti
         "move", "Move a lane's shard group to another worker, so that no consumer group or tail skips an event");
     auto lane = std::make_shared<int>(-1);
     auto to = std::make_shared<std::string>();
-    auto margin = std::make_shared<std::int64_t>(1000);
-    auto mode = std::make_shared<std::string>("block_writes");
     move_cmd->add_option("--lane", *lane, "the lane (`tributary shard list`)")
         ->required()
         ->check(CLI::NonNegativeNumber);
     move_cmd->add_option("--to", *to, "the worker, host:port as pg_dist_node names it")->required();
-    move_cmd
-        ->add_option("--margin-ids", *margin,
-                     "transaction ids the target's counter is moved past the source's before the move: the ids the "
-                     "source may use until Citus blocks the shard's writes (each source's order across the move; "
-                     "with --mode force_logical, the ids it uses during the whole copy)")
-        ->check(CLI::Range(static_cast<std::int64_t>(1), static_cast<std::int64_t>(100000000)));
-    move_cmd
-        ->add_option("--mode", *mode,
-                     "Citus' shard_transfer_mode: block_writes (the shard group's writes wait for the copy), "
-                     "force_logical or auto (logical replication; needs wal_level = logical)")
-        ->check(CLI::IsMember({"block_writes", "force_logical", "auto"}));
-    move_cmd->callback([&global, &action, lane, to, margin, mode] {
-        action = [&global, lane, to, margin, mode] { return move(global, *lane, *to, *margin, *mode); };
-    });
+    move_cmd->callback(
+        [&global, &action, lane, to] { action = [&global, lane, to] { return move(global, *lane, *to); }; });
 
     auto* adopt_cmd =
         shard->add_subcommand("adopt", "Read a lane again on the worker its shard was moved to outside tributary");

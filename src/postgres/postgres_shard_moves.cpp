@@ -11,7 +11,8 @@ namespace sql = statements::shard_moves;
 
 /// Citus refuses a move while another one, or a co-located table's creation,
 /// holds its lock (shard_transfer.c raises that without a SQLSTATE of its
-/// own); 55P03 is lock_timeout's, waiting for a writer's long transaction.
+/// own); 55P03 is lock_timeout's, waiting for a writer's long transaction,
+/// and shard_move_block's, for a prepared transaction not settled yet.
 bool refused_for_now(const pqxx::sql_error& e) {
     return e.sqlstate() == "55P03" || std::string(e.what()).find("concurrent shard move") != std::string::npos;
 }
@@ -35,24 +36,27 @@ ShardMovePlan PostgresShardMoves::begin(int lane, const std::string& host, int p
     });
 }
 
-std::pair<std::string, std::string> PostgresShardMoves::prepare(int lane, std::int64_t margin_ids) {
+std::pair<std::string, std::string> PostgresShardMoves::prepare(int lane) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
-        const auto r = tx.exec_params1(sql::move_prepare, lane, margin_ids);
+        const auto r = tx.exec_params1(sql::move_prepare, lane);
         return std::make_pair(r[0].as<std::string>(), r[1].as<std::string>());
     });
 }
 
-PlacementMove PostgresShardMoves::move_placement(std::int64_t shard_id, const std::pair<std::string, int>& from,
-                                                 const std::pair<std::string, int>& to,
-                                                 const std::string& transfer_mode) {
+PlacementMove PostgresShardMoves::move(int lane, std::int64_t shard_id, const std::pair<std::string, int>& from,
+                                       const std::pair<std::string, int>& to) {
     try {
-        session_.run([&](pqxx::connection& c) {
-            pqxx::nontransaction tx(c);
-            tx.exec_params(sql::move_placement, shard_id, from.first, from.second, to.first, to.second, transfer_mode);
+        return session_.run([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            tx.exec_params(sql::move_block, lane);
+            tx.exec_params(sql::move_placement, shard_id, from.first, from.second, to.first, to.second);
+            const auto r = tx.exec_params1(sql::move_end, lane);
+            PlacementMove done{true, {}, {r[0].as<std::string>(), r[1].as<std::string>()}};
+            tx.commit();
+            return done;
         });
-        return {true, {}};
     } catch (const pqxx::sql_error& e) {
-        if (refused_for_now(e)) return {false, server_message(e)};
+        if (refused_for_now(e)) return {false, server_message(e), {}};
         throw_api_error(e);
     }
 }
@@ -64,10 +68,10 @@ void PostgresShardMoves::abandon(int lane) {
     });
 }
 
-ShardMoveEnd PostgresShardMoves::end(int lane, const std::string& prepared) {
+ShardMoveEnd PostgresShardMoves::end(int lane) {
     return api_call(session_, [&](pqxx::nontransaction& tx) {
-        const auto r = tx.exec_params1(sql::move_end, lane, prepared.empty() ? nullptr : prepared.c_str());
-        return ShardMoveEnd{r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<bool>()};
+        const auto r = tx.exec_params1(sql::move_end, lane);
+        return ShardMoveEnd{r[0].as<std::string>(), r[1].as<std::string>()};
     });
 }
 

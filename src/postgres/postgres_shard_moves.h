@@ -25,21 +25,22 @@ struct ShardMovePlan {
     bool already_moved = false;      ///< an interrupted move left the shard at the target
 };
 
-/// What step 4 found: the counters, and whether the source's passed the
-/// target's during the move (its last rows and the target's first may be
-/// out of each source's order; none is skipped).
+/// The counters after the move: the source's next transaction id, and the
+/// target's, past it.
 struct ShardMoveEnd {
     std::string source_next, target_next;
-    bool interleaved = false;
 };
 
-/// What Citus did with a move: done, or refused for now (`busy` says why),
-/// which the same move may try again: another move or the creation of a
-/// co-located table (the maintainer's next partition of the log) under way,
-/// or a lock a writer's transaction held past the session's lock_timeout.
+/// What step 3 did: moved (and the counters after), or refused for now
+/// (`busy` says why), which the same move may try again: another move or the
+/// creation of a co-located table (the maintainer's next partition of the
+/// log) under way, a lock a writer's transaction held past the session's
+/// lock_timeout, or a prepared transaction holding the shard group that
+/// Citus' recovery has not settled yet.
 struct PlacementMove {
     bool moved = false;
     std::string busy;
+    ShardMoveEnd end;
 };
 
 /// Moves a shard of the log between Citus workers so that no lane skips an
@@ -53,12 +54,15 @@ public:
     std::vector<ShardLane> list();
     ShardMovePlan begin(int lane, const std::string& host, int port);
     /// The source's and the target's next transaction ids after.
-    std::pair<std::string, std::string> prepare(int lane, std::int64_t margin_ids);
-    /// Citus' move of shard `shard_id`'s group between two nodes, each (host, port).
-    PlacementMove move_placement(std::int64_t shard_id, const std::pair<std::string, int>& from,
-                                 const std::pair<std::string, int>& to, const std::string& transfer_mode);
+    std::pair<std::string, std::string> prepare(int lane);
+    /// Step 3 in one transaction: the writes of lane `lane`'s shard group
+    /// (shard `shard_id`'s) blocked, Citus' move between two nodes, each
+    /// (host, port), with block_writes, and step 4's record of it.
+    PlacementMove move(int lane, std::int64_t shard_id, const std::pair<std::string, int>& from,
+                       const std::pair<std::string, int>& to);
     void abandon(int lane);
-    ShardMoveEnd end(int lane, const std::string& prepared);
+    /// The record alone, of a move Citus had made before.
+    ShardMoveEnd end(int lane);
     /// The lane's worker now, or nothing when it had not moved.
     std::optional<std::string> adopt(int lane);
 

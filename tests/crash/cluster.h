@@ -58,6 +58,10 @@ public:
     /// before its COMMIT PREPARED) and terminates it: the prepared
     /// transaction stays, for Citus' recovery to finish. Returns how many.
     int cut_after_prepare(const std::string& worker, std::chrono::milliseconds timeout);
+    /// Citus: its recovery of the two-phase commits left in doubt, now rather
+    /// than at the coordinator's next citus.recover_2pc_interval. Returns how
+    /// many it committed or rolled back.
+    int recover_prepared();
 
     /// Every row of `sql`, each field as text ("NULL" for null); throws on failure.
     std::vector<std::vector<std::string>> query(const std::string& sql) const;

@@ -85,6 +85,8 @@ private:
     bool shard_move();
     /// Runs `tributary shard move` for `lane` to `to`; true when it succeeded.
     bool move_lane(const std::string& lane, const std::string& to);
+    /// Citus: the two-phase commits left in doubt settled, before the checks.
+    void settle_two_phase_commits();
     /// Moves that a fault interrupted (the lane unread until the move ends), finished.
     void finish_shard_moves();
     bool proxy_fault(Kind kind);
