@@ -66,8 +66,8 @@ postgres::ShardMoveEnd advance_and_move(postgres::PostgresShardMoves& moves, con
     for (int attempt = 1;; ++attempt) {
         auto start = Clock::now();
         const auto [source_next, target_next] = moves.prepare(lane);
-        std::cout << plan.to_node << "'s transaction counter moved to " << target_next << ", past " << plan.from_node
-                  << "'s " << source_next << " (" << ms_since(start) << " ms)\n";
+        std::cout << plan.to_node << "'s transaction counter moved to " << target_next << " (" << plan.from_node
+                  << "'s: " << source_next << ", " << ms_since(start) << " ms)\n";
         start = Clock::now();
         try {
             const auto done = moves.move(lane, plan.shard_id, metrics::split_address(plan.from_node),
@@ -113,7 +113,7 @@ int move(const GlobalOptions& global, int lane, const std::string& to) {
     }
     const auto done = advance_and_move(moves, plan, lane);
     std::cout << "lane " << lane << " is read on " << plan.to_node << " again; its counter is at " << done.target_next
-              << ", past " << plan.from_node << "'s " << done.source_next << "\n";
+              << " (" << plan.from_node << "'s: " << done.source_next << ")\n";
     return 0;
 }
 
