@@ -57,7 +57,7 @@ public:
     std::pair<std::string, std::string> prepare(int lane);
     /// Step 3 in one transaction: the writes of lane `lane`'s shard group
     /// (shard `shard_id`'s) blocked, Citus' move between two nodes, each
-    /// (host, port), with block_writes, and step 4's record of it.
+    /// (host, port), with block_writes, and the record of it (shard_move_end).
     PlacementMove move(int lane, std::int64_t shard_id, const std::pair<std::string, int>& from,
                        const std::pair<std::string, int>& to);
     void abandon(int lane);
